@@ -1,0 +1,168 @@
+// Package abi defines version 1 of the Eddy guest ABI: the names of the exports
+// and imports, the error codes, and the host side of the msgpack envelopes that
+// cross the boundary (abi/ABI.md is the specification).
+//
+// The codec is written by hand on top of package msgpack: encoding appends to a
+// caller's buffer and decoding fills caller-owned output structs, so the
+// per-record path does no reflection and, with reused buffers, almost no
+// allocation. Decoded byte slices are views into the decoded buffer.
+//
+// abi imports no other Eddy package.
+package abi
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Version is the ABI version this host speaks.
+const Version = 1
+
+// Export names (ABI.md, section 2).
+const (
+	ExportMemory     = "memory"
+	ExportMarker     = "eddy_abi_v1"
+	MarkerPrefix     = "eddy_abi_v"
+	ExportAlloc      = "eddy_alloc"
+	ExportManifest   = "eddy_manifest"
+	ExportProcess    = "eddy_process"
+	ExportAggInit    = "eddy_agg_init"
+	ExportAggAdd     = "eddy_agg_add"
+	ExportAggMerge   = "eddy_agg_merge"
+	ExportAggResult  = "eddy_agg_result"
+	ExportJoin       = "eddy_join"
+	ExportKey        = "eddy_key"
+	ExportTimestamp  = "eddy_timestamp"
+	ExportInitialize = "_initialize"
+)
+
+// Host module and function names (ABI.md, section 3).
+const (
+	HostModule      = "eddy"
+	HostLog         = "log"
+	HostError       = "error"
+	HostStateGet    = "state_get"
+	HostStatePut    = "state_put"
+	HostStateDelete = "state_delete"
+	HostCounterAdd  = "counter_add"
+	WASIModule      = "wasi_snapshot_preview1"
+)
+
+// Return values of the state host functions.
+const (
+	StateAbsent      = -1
+	StateUnavailable = -2
+	StateFailed      = -3
+)
+
+// Kind is a function kind a module can implement.
+type Kind string
+
+// The kinds of ABI v1.
+const (
+	KindProcess   Kind = "process"
+	KindAggregate Kind = "aggregate"
+	KindJoin      Kind = "join"
+	KindKey       Kind = "key"
+	KindTimestamp Kind = "timestamp"
+)
+
+// Kinds lists every kind of ABI v1 in a stable order.
+var Kinds = []Kind{KindProcess, KindAggregate, KindJoin, KindKey, KindTimestamp}
+
+// Exports returns the exports a module must provide for kind k, or nil for an
+// unknown kind.
+func (k Kind) Exports() []string {
+	switch k {
+	case KindProcess:
+		return []string{ExportProcess}
+	case KindAggregate:
+		return []string{ExportAggInit, ExportAggAdd, ExportAggMerge, ExportAggResult}
+	case KindJoin:
+		return []string{ExportJoin}
+	case KindKey:
+		return []string{ExportKey}
+	case KindTimestamp:
+		return []string{ExportTimestamp}
+	}
+	return nil
+}
+
+// Code is an error code of ABI.md section 7.
+type Code int32
+
+// The codes of ABI v1.
+const (
+	CodeOK          Code = 0
+	CodeRejected    Code = 1
+	CodeBadInput    Code = 2
+	CodePanic       Code = 3
+	CodeUnsupported Code = 4
+	CodeBadEnvelope Code = 5
+	CodeState       Code = 6
+)
+
+// String returns the code's name, or "user_N" for a function-defined code.
+func (c Code) String() string {
+	switch c {
+	case CodeOK:
+		return "ok"
+	case CodeRejected:
+		return "rejected"
+	case CodeBadInput:
+		return "bad_input"
+	case CodePanic:
+		return "panic"
+	case CodeUnsupported:
+		return "unsupported"
+	case CodeBadEnvelope:
+		return "bad_envelope"
+	case CodeState:
+		return "state"
+	}
+	if c >= 64 && c <= 255 {
+		return fmt.Sprintf("user_%d", int32(c))
+	}
+	return fmt.Sprintf("code_%d", int32(c))
+}
+
+// Record is a Kafka-style record as it crosses the ABI.
+//
+// A nil Key or Value is a null, distinct from an empty slice. Timestamp is
+// milliseconds since the Unix epoch, UTC.
+type Record struct {
+	Key       []byte
+	Value     []byte
+	Timestamp int64
+	Headers   []Header
+}
+
+// Header is a record header.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// ItemError is a failed item of a batch as reported by the guest.
+type ItemError struct {
+	Index  int // index of the input item (for aggregate add: within its group)
+	Code   Code
+	Reason string
+}
+
+// ErrMalformed is wrapped by every error about guest output that does not
+// decode as the envelope its call requires.
+var ErrMalformed = errors.New("malformed output")
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
