@@ -1,0 +1,271 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/eddy-streams/eddy/abi"
+)
+
+// Engine compiles guest modules into Functions. It owns the on-disk
+// compilation cache shared by every function it loads.
+//
+// An Engine is safe for concurrent use. Close it after closing its Functions.
+type Engine struct {
+	cfg   config
+	cache wazero.CompilationCache
+}
+
+// NewEngine returns an Engine. With the default options, compiled code is
+// cached under the user's cache directory.
+func NewEngine(opts ...Option) (*Engine, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg}
+	if !cfg.noCache {
+		dir := cfg.cacheDir
+		if dir == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				return nil, fmt.Errorf("runtime: compilation cache: %w (use WithCacheDir or WithoutCache)", err)
+			}
+			dir = filepath.Join(base, "eddy", "wazero")
+		}
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: compilation cache in %s: %w", dir, err)
+		}
+		e.cache = cache
+	} else {
+		e.cache = wazero.NewCompilationCache()
+	}
+	return e, nil
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.memoryLimit < pageSize:
+		return fmt.Errorf("runtime: memory limit %d bytes is below one 64 KiB page", c.memoryLimit)
+	case c.memoryLimit > maxMemoryLimit:
+		return fmt.Errorf("runtime: memory limit %d bytes is above the ABI's 2 GiB cap", c.memoryLimit)
+	case c.callTimeout <= 0:
+		return fmt.Errorf("runtime: call timeout must be positive, got %s", c.callTimeout)
+	case c.poolSize < 0:
+		return fmt.Errorf("runtime: pool size must not be negative, got %d", c.poolSize)
+	case c.logRate <= 0:
+		return fmt.Errorf("runtime: log rate must be positive, got %d", c.logRate)
+	}
+	return nil
+}
+
+// Close releases the compilation cache.
+func (e *Engine) Close(ctx context.Context) error { return e.cache.Close(ctx) }
+
+var wasmMagic = []byte{0x00, 'a', 's', 'm'}
+
+// Load compiles and validates a module and returns a Function ready to call.
+// name identifies the function in logs and errors. Options override the
+// engine's for this function.
+//
+// Validation, in order: the bytes are a Wasm binary; it compiles; it exports
+// the eddy_abi_v1 marker (a different version gives ErrABIVersion); it imports
+// only what the host provides (ErrImport); it exports memory, eddy_alloc and
+// eddy_manifest with the right types (ErrMissingExport); an instance starts and
+// its manifest is valid (ErrManifest); every kind the manifest names has its
+// exports (ErrMissingExport). Each failure wraps one of those sentinels.
+func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Option) (*Function, error) {
+	cfg := e.cfg
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Function, error) { return nil, fmt.Errorf("function %s: %w", name, err) }
+	if !bytes.HasPrefix(wasm, wasmMagic) {
+		return fail(fmt.Errorf("%w: the file starts with %q, not the Wasm magic \"\\x00asm\"", ErrNotWasm, head(wasm)))
+	}
+	sum := sha256.Sum256(wasm)
+	f := &Function{
+		name:   name,
+		digest: hex.EncodeToString(sum[:]),
+		size:   len(wasm),
+		cfg:    cfg,
+		pool:   make(chan *Instance, cfg.poolSize),
+	}
+	f.limiter = newLimiter(cfg.logRate)
+	rtCfg := wazero.NewRuntimeConfigCompiler().
+		WithCompilationCache(e.cache).
+		WithMemoryLimitPages(uint32(cfg.memoryLimit / pageSize)).
+		WithCloseOnContextDone(true)
+	f.rt = wazero.NewRuntimeWithConfig(ctx, rtCfg)
+	ok := false
+	defer func() {
+		if !ok {
+			f.rt.Close(ctx)
+		}
+	}()
+	compiled, err := f.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrInvalidModule, err))
+	}
+	f.compiled = compiled
+	if err := checkMarker(compiled); err != nil {
+		return fail(err)
+	}
+	if err := f.checkImports(); err != nil {
+		return fail(err)
+	}
+	if err := checkExports(compiled, []string{abi.ExportAlloc, abi.ExportManifest}); err != nil {
+		return fail(err)
+	}
+	if _, ok := compiled.ExportedMemories()[abi.ExportMemory]; !ok {
+		return fail(fmt.Errorf("%w: no memory exported as %q", ErrMissingExport, abi.ExportMemory))
+	}
+	for _, m := range compiled.ExportedMemories() {
+		if int(m.Min())*pageSize > cfg.memoryLimit {
+			return fail(fmt.Errorf("module needs %d pages (%d bytes) of memory at start, above the limit of %d bytes", m.Min(), int(m.Min())*pageSize, cfg.memoryLimit))
+		}
+	}
+	if err := f.instantiateHost(ctx); err != nil {
+		return fail(err)
+	}
+	inst, err := f.NewInstance(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	m, err := inst.manifest(ctx)
+	if err != nil {
+		inst.Close(ctx)
+		return fail(fmt.Errorf("%w: %v", ErrManifest, err))
+	}
+	f.manifest = m
+	for _, k := range m.Kinds {
+		if err := checkExports(compiled, k.Exports()); err != nil {
+			inst.Close(ctx)
+			return fail(fmt.Errorf("manifest names kind %s: %w", k, err))
+		}
+	}
+	f.Release(ctx, inst)
+	ok = true
+	return f, nil
+}
+
+func head(b []byte) []byte {
+	if len(b) > 8 {
+		return b[:8]
+	}
+	return b
+}
+
+// checkMarker finds the eddy_abi_vN export.
+func checkMarker(m wazero.CompiledModule) error {
+	var others []string
+	for name := range m.ExportedFunctions() {
+		if name == abi.ExportMarker {
+			return nil
+		}
+		if v, ok := strings.CutPrefix(name, abi.MarkerPrefix); ok {
+			if _, err := strconv.Atoi(v); err == nil {
+				others = append(others, "v"+v)
+			}
+		}
+	}
+	if len(others) > 0 {
+		sort.Strings(others)
+		return fmt.Errorf("%w: module speaks ABI %s; this host supports v%d", ErrABIVersion, strings.Join(others, ", "), abi.Version)
+	}
+	return fmt.Errorf("%w: no %q export (the ABI version marker)", ErrNotFunction, abi.ExportMarker)
+}
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// exportTypes are the signatures of ABI.md section 2.
+var exportTypes = map[string][2][]api.ValueType{
+	abi.ExportAlloc:     {{i32}, {i32}},
+	abi.ExportManifest:  {nil, {i64}},
+	abi.ExportProcess:   {{i32, i32}, {i64}},
+	abi.ExportAggInit:   {{i32, i32}, {i64}},
+	abi.ExportAggAdd:    {{i32, i32}, {i64}},
+	abi.ExportAggMerge:  {{i32, i32}, {i64}},
+	abi.ExportAggResult: {{i32, i32}, {i64}},
+	abi.ExportJoin:      {{i32, i32}, {i64}},
+	abi.ExportKey:       {{i32, i32}, {i64}},
+	abi.ExportTimestamp: {{i32, i32}, {i64}},
+}
+
+func checkExports(m wazero.CompiledModule, names []string) error {
+	fns := m.ExportedFunctions()
+	for _, name := range names {
+		def, ok := fns[name]
+		if !ok {
+			return fmt.Errorf("%w: no export %q", ErrMissingExport, name)
+		}
+		want := exportTypes[name]
+		if !slices.Equal(def.ParamTypes(), want[0]) || !slices.Equal(def.ResultTypes(), want[1]) {
+			return fmt.Errorf("%w: export %q has type %s, want %s", ErrMissingExport, name,
+				sig(def.ParamTypes(), def.ResultTypes()), sig(want[0], want[1]))
+		}
+	}
+	return nil
+}
+
+func sig(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return "(" + names(params) + ") -> (" + names(results) + ")"
+}
+
+// checkImports refuses imports the host does not provide.
+func (f *Function) checkImports() error {
+	for _, def := range f.compiled.ImportedFunctions() {
+		mod, name, _ := def.Import()
+		f.imports = append(f.imports, mod+"."+name)
+		switch mod {
+		case abi.WASIModule:
+			continue
+		case abi.HostModule:
+			want, ok := hostTypes[name]
+			if !ok {
+				return fmt.Errorf("%w: %s.%s is not a host function of ABI v%d", ErrImport, mod, name, abi.Version)
+			}
+			if !slices.Equal(def.ParamTypes(), want[0]) || !slices.Equal(def.ResultTypes(), want[1]) {
+				return fmt.Errorf("%w: %s.%s has type %s, want %s", ErrImport, mod, name,
+					sig(def.ParamTypes(), def.ResultTypes()), sig(want[0], want[1]))
+			}
+		default:
+			return fmt.Errorf("%w: %s.%s (the host provides only modules %q and %q)", ErrImport, mod, name, abi.HostModule, abi.WASIModule)
+		}
+	}
+	for _, def := range f.compiled.ImportedMemories() {
+		mod, name, _ := def.Import()
+		return fmt.Errorf("%w: memory %s.%s (a guest must define and export its own memory)", ErrImport, mod, name)
+	}
+	sort.Strings(f.imports)
+	return nil
+}

@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/eddy-streams/eddy/abi"
+)
+
+// hostTypes are the signatures of the eddy host functions (ABI.md section 3).
+var hostTypes = map[string][2][]api.ValueType{
+	abi.HostLog:         {{i32, i32, i32}, nil},
+	abi.HostError:       {{i32, i32, i32}, nil},
+	abi.HostStateGet:    {{i32, i32, i32, i32}, {i32}},
+	abi.HostStatePut:    {{i32, i32, i32, i32}, {i32}},
+	abi.HostStateDelete: {{i32, i32}, {i32}},
+	abi.HostCounterAdd:  {{i32, i32, i64}, nil},
+}
+
+// instKey carries the *Instance being called to the host functions.
+type instKey struct{}
+
+func instanceFrom(ctx context.Context) *Instance {
+	i, _ := ctx.Value(instKey{}).(*Instance)
+	return i
+}
+
+// instantiateHost adds WASI and the eddy host module to the function's runtime.
+// Host functions are stack-based (api.GoModuleFunc): the reflective form costs
+// several times more per call.
+func (f *Function) instantiateHost(ctx context.Context) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, f.rt); err != nil {
+		return fmt.Errorf("runtime: wasi: %w", err)
+	}
+	b := f.rt.NewHostModuleBuilder(abi.HostModule)
+	add := func(name string, fn api.GoModuleFunc) {
+		t := hostTypes[name]
+		b.NewFunctionBuilder().WithGoModuleFunction(fn, t[0], t[1]).Export(name)
+	}
+	add(abi.HostLog, f.hostLog)
+	add(abi.HostError, hostError)
+	add(abi.HostStateGet, hostStateGet)
+	add(abi.HostStatePut, hostStatePut)
+	add(abi.HostStateDelete, hostStateDelete)
+	add(abi.HostCounterAdd, f.hostCounterAdd)
+	if _, err := b.Instantiate(ctx); err != nil {
+		return fmt.Errorf("runtime: host module: %w", err)
+	}
+	return nil
+}
+
+// read returns a view of guest memory, trapping the call when the range is
+// outside memory (a panic in a host function becomes a trap of the call).
+func read(m api.Module, ptr, n uint64) []byte {
+	b, ok := m.Memory().Read(uint32(ptr), uint32(n))
+	if !ok {
+		panic(fmt.Errorf("host call: range [%d, %d) is outside guest memory (%d bytes)", uint32(ptr), uint64(uint32(ptr))+uint64(uint32(n)), m.Memory().Size()))
+	}
+	return b
+}
+
+var levels = [...]slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}
+
+func (f *Function) hostLog(ctx context.Context, m api.Module, stack []uint64) {
+	level, msg := uint32(stack[0]), read(m, stack[1], stack[2])
+	l := slog.LevelInfo
+	if level < uint32(len(levels)) {
+		l = levels[level]
+	}
+	f.guestLog(ctx, l, "guest log", string(msg))
+}
+
+func hostError(ctx context.Context, m api.Module, stack []uint64) {
+	code, reason := int32(stack[0]), read(m, stack[1], stack[2])
+	if i := instanceFrom(ctx); i != nil {
+		i.lastCode, i.lastReason = abi.Code(code), string(reason)
+	}
+}
+
+func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
+	i := instanceFrom(ctx)
+	key := read(m, stack[0], stack[1])
+	vptr, vcap := uint32(stack[2]), uint32(stack[3])
+	if i == nil || i.state == nil {
+		stack[0] = api.EncodeI32(abi.StateUnavailable)
+		return
+	}
+	v, ok, err := i.state.Get(key)
+	switch {
+	case err != nil:
+		i.fn.guestLog(ctx, slog.LevelError, "state get failed", err.Error())
+		stack[0] = api.EncodeI32(abi.StateFailed)
+	case !ok:
+		stack[0] = api.EncodeI32(abi.StateAbsent)
+	default:
+		if uint64(len(v)) > 1<<31-1 {
+			stack[0] = api.EncodeI32(abi.StateFailed)
+			return
+		}
+		if uint32(len(v)) <= vcap && !m.Memory().Write(vptr, v) {
+			panic(fmt.Errorf("host call state_get: value buffer [%d, %d) is outside guest memory", vptr, uint64(vptr)+uint64(len(v))))
+		}
+		stack[0] = api.EncodeI32(int32(len(v)))
+	}
+}
+
+func hostStatePut(ctx context.Context, m api.Module, stack []uint64) {
+	i := instanceFrom(ctx)
+	key, val := read(m, stack[0], stack[1]), read(m, stack[2], stack[3])
+	if i == nil || i.state == nil {
+		stack[0] = api.EncodeI32(abi.StateUnavailable)
+		return
+	}
+	if err := i.state.Put(key, val); err != nil {
+		i.fn.guestLog(ctx, slog.LevelError, "state put failed", err.Error())
+		stack[0] = api.EncodeI32(abi.StateFailed)
+		return
+	}
+	stack[0] = 0
+}
+
+func hostStateDelete(ctx context.Context, m api.Module, stack []uint64) {
+	i := instanceFrom(ctx)
+	key := read(m, stack[0], stack[1])
+	if i == nil || i.state == nil {
+		stack[0] = api.EncodeI32(abi.StateUnavailable)
+		return
+	}
+	if err := i.state.Delete(key); err != nil {
+		i.fn.guestLog(ctx, slog.LevelError, "state delete failed", err.Error())
+		stack[0] = api.EncodeI32(abi.StateFailed)
+		return
+	}
+	stack[0] = 0
+}
+
+func (f *Function) hostCounterAdd(_ context.Context, m api.Module, stack []uint64) {
+	name, delta := read(m, stack[0], stack[1]), int64(stack[2])
+	if f.cfg.counters != nil {
+		f.cfg.counters.Add(f.name, string(name), delta)
+		return
+	}
+	f.countersMu.Lock()
+	if f.counters == nil {
+		f.counters = make(map[string]int64)
+	}
+	f.counters[string(name)] += delta
+	f.countersMu.Unlock()
+}

@@ -1,0 +1,273 @@
+package runtime
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/eddy-streams/eddy/abi"
+)
+
+// Instance is one instantiation of a Function. It is not safe for concurrent
+// use: a task owns an instance, or borrows one from the pool for a call.
+//
+// An instance heals itself: a call that traps, times out, exhausts memory or
+// returns malformed output discards the underlying module, and the next call
+// instantiates a fresh one. Within a batch, the failing record is isolated by
+// bisection (ABI.md section 8), so the other records still succeed.
+type Instance struct {
+	fn       *Function
+	mod      api.Module // nil after a failure: rebuilt on the next call
+	mem      api.Memory
+	exports  map[string]api.Function
+	inPtr    uint32 // the eddy_alloc region
+	inCap    uint32
+	enc      []byte // reused envelope buffer
+	stack    [2]uint64
+	state    State
+	aggInit  []byte // cached answer of eddy_agg_init
+	rebuilds int
+
+	lastCode   abi.Code // set by the error host call during a call
+	lastReason string
+}
+
+// NewInstance instantiates the function. Most callers use Acquire/Release.
+func (f *Function) NewInstance(ctx context.Context) (*Instance, error) {
+	i := &Instance{fn: f}
+	if err := i.instantiate(ctx); err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// SetState attaches the keyed store used by the state host calls; nil
+// detaches it (the calls then return "unavailable").
+func (i *Instance) SetState(s State) { i.state = s }
+
+// Rebuilds returns how many times the instance was rebuilt after a failure.
+func (i *Instance) Rebuilds() int { return i.rebuilds }
+
+// Close closes the underlying module.
+func (i *Instance) Close(ctx context.Context) error {
+	if i.mod == nil {
+		return nil
+	}
+	err := i.mod.Close(ctx)
+	i.mod = nil
+	return err
+}
+
+func (i *Instance) instantiate(ctx context.Context) error {
+	f := i.fn
+	var seed [32]byte
+	binary.LittleEndian.PutUint64(seed[:], f.cfg.seed)
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions(abi.ExportInitialize).
+		WithStdout(&lineWriter{f: f, stream: "stdout", level: levels[1]}).
+		WithStderr(&lineWriter{f: f, stream: "stderr", level: levels[2]}).
+		WithRandSource(rand.NewChaCha8(seed))
+	if f.cfg.clock == ClockSystem {
+		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	}
+	cctx, cancel := context.WithTimeout(context.WithValue(ctx, instKey{}, i), f.cfg.callTimeout)
+	defer cancel()
+	mod, err := f.rt.InstantiateModule(cctx, f.compiled, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("function %s: instantiate: %w", f.name, ctx.Err())
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("function %s: instantiate: start function did not finish within %s", f.name, f.cfg.callTimeout)
+		}
+		return fmt.Errorf("function %s: instantiate: %s", f.name, firstLine(err.Error()))
+	}
+	i.mod, i.mem = mod, mod.ExportedMemory(abi.ExportMemory)
+	i.exports = make(map[string]api.Function, 4)
+	i.inPtr, i.inCap, i.aggInit = 0, 0, nil
+	return nil
+}
+
+func (i *Instance) export(name string) api.Function {
+	fn, ok := i.exports[name]
+	if !ok {
+		fn = i.mod.ExportedFunction(name)
+		i.exports[name] = fn
+	}
+	return fn
+}
+
+// discard drops the module after a failure; the next call rebuilds it.
+func (i *Instance) discard(ctx context.Context) {
+	if i.mod != nil {
+		_ = i.mod.Close(ctx)
+		i.mod = nil
+		i.rebuilds++
+	}
+}
+
+func (i *Instance) errorf(kind abi.Kind, cause Cause, err error, format string, args ...any) *Error {
+	return &Error{Function: i.fn.name, Kind: kind, Cause: cause, Index: -1, Group: -1, Reason: fmt.Sprintf(format, args...), Err: err}
+}
+
+// call writes input into the guest's alloc region, calls export and returns a
+// view of the guest's answer, valid until the next call into the instance.
+// A non-nil error is an *Error (guest failure, the instance was discarded) or
+// a context or instantiation error.
+func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input []byte) ([]byte, error) {
+	if i.mod == nil {
+		if err := i.instantiate(ctx); err != nil {
+			return nil, err
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.WithValue(ctx, instKey{}, i), i.fn.cfg.callTimeout)
+	defer cancel()
+	n := uint32(len(input))
+	if uint64(len(input)) > maxMemoryLimit {
+		return nil, fmt.Errorf("function %s (%s): envelope of %d bytes exceeds the ABI's limit", i.fn.name, kind, len(input))
+	}
+	if i.inPtr == 0 || n > i.inCap {
+		size := max(n, 4096, i.inCap*2)
+		if size > 1<<30 {
+			size = n
+		}
+		i.stack[0] = uint64(size)
+		if err := i.export(abi.ExportAlloc).CallWithStack(cctx, i.stack[:]); err != nil {
+			return nil, i.fail(ctx, cctx, kind, err)
+		}
+		ptr := uint32(i.stack[0])
+		if ptr == 0 {
+			i.discard(ctx)
+			return nil, i.errorf(kind, CauseOOM, nil, "eddy_alloc(%d) returned 0", size)
+		}
+		if uint64(ptr)+uint64(size) > uint64(i.mem.Size()) {
+			i.discard(ctx)
+			return nil, i.errorf(kind, CauseMalformed, nil, "eddy_alloc(%d) returned region [%d, %d) beyond memory of %d bytes", size, ptr, uint64(ptr)+uint64(size), i.mem.Size())
+		}
+		i.inPtr, i.inCap = ptr, size
+	}
+	if n > 0 && !i.mem.Write(i.inPtr, input) {
+		i.discard(ctx)
+		return nil, i.errorf(kind, CauseMalformed, nil, "alloc region [%d, %d) no longer inside memory", i.inPtr, uint64(i.inPtr)+uint64(n))
+	}
+	i.lastCode, i.lastReason = 0, ""
+	i.stack[0], i.stack[1] = uint64(i.inPtr), uint64(n)
+	if err := i.export(export).CallWithStack(cctx, i.stack[:]); err != nil {
+		return nil, i.fail(ctx, cctx, kind, err)
+	}
+	return i.answer(ctx, kind, int64(i.stack[0]))
+}
+
+// answer interprets an export's i64 return value.
+func (i *Instance) answer(ctx context.Context, kind abi.Kind, ret int64) ([]byte, error) {
+	if ret < 0 {
+		code, reason := abi.Code(-ret), i.lastReason
+		if -ret > 1<<31-1 {
+			code = -1
+		}
+		if reason == "" {
+			reason = "the guest gave no reason"
+		}
+		i.discard(ctx)
+		e := i.errorf(kind, CauseFailed, nil, "%s", reason)
+		e.Code = code
+		return nil, e
+	}
+	ptr, n := uint32(uint64(ret)>>32), uint32(ret)
+	view, ok := i.mem.Read(ptr, n)
+	if !ok {
+		size := i.mem.Size()
+		i.discard(ctx)
+		return nil, i.errorf(kind, CauseMalformed, nil, "answer claims bytes [%d, %d), beyond memory of %d bytes", ptr, uint64(ptr)+uint64(n), size)
+	}
+	return view, nil
+}
+
+// fail classifies a failed call and discards the instance.
+func (i *Instance) fail(ctx, cctx context.Context, kind abi.Kind, err error) error {
+	var memSize uint32
+	if i.mem != nil {
+		memSize = i.mem.Size()
+	}
+	i.discard(ctx)
+	if ctx.Err() != nil {
+		return fmt.Errorf("function %s (%s): %w", i.fn.name, kind, ctx.Err())
+	}
+	limit := uint32(i.fn.cfg.memoryLimit / pageSize * pageSize)
+	// wazero does not say that a memory.grow was refused, so a failure with
+	// memory close to the limit is reported as exhaustion. Runtimes grow in
+	// chunks (Go asks for 4 MiB arenas): the margin is an eighth of the limit,
+	// at most 4 MiB and a page.
+	margin := min(limit/8, 4<<20+pageSize)
+	nearLimit := memSize+margin > limit
+	var exit *sys.ExitError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && cctx.Err() != nil:
+		return i.errorf(kind, CauseTimeout, err, "call did not finish within %s", i.fn.cfg.callTimeout)
+	case nearLimit:
+		return i.errorf(kind, CauseOOM, err, "memory at %d of %d bytes: %s", memSize, limit, firstLine(err.Error()))
+	case errors.As(err, &exit):
+		return i.errorf(kind, CauseExit, err, "guest exited with code %d", exit.ExitCode())
+	default:
+		return i.errorf(kind, CauseTrap, err, "%s", firstLine(err.Error()))
+	}
+}
+
+func firstLine(s string) string {
+	if j := strings.IndexByte(s, '\n'); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+// manifest calls eddy_manifest.
+func (i *Instance) manifest(ctx context.Context) (abi.Manifest, error) {
+	cctx, cancel := context.WithTimeout(context.WithValue(ctx, instKey{}, i), i.fn.cfg.callTimeout)
+	defer cancel()
+	if err := i.export(abi.ExportManifest).CallWithStack(cctx, i.stack[:]); err != nil {
+		return abi.Manifest{}, i.fail(ctx, cctx, "manifest", err)
+	}
+	view, err := i.answer(ctx, "manifest", int64(i.stack[0]))
+	if err != nil {
+		return abi.Manifest{}, err
+	}
+	return abi.DecodeManifest(view)
+}
+
+// bisect runs try over [lo, hi). When the call fails as a whole (the instance
+// was discarded), it splits the range in two and retries each half, until the
+// failing item is alone; that item is reported through failed and the rest
+// succeed. Errors that are not guest failures (context, instantiation) stop
+// it.
+func bisect(lo, hi int, try func(lo, hi int) error, failed func(idx int, e *Error)) error {
+	err := try(lo, hi)
+	var e *Error
+	if err == nil || !errors.As(err, &e) || e.Cause == CauseGuest || hi-lo == 0 {
+		return err
+	}
+	if hi-lo == 1 {
+		failed(lo, e)
+		return nil
+	}
+	mid := lo + (hi-lo)/2
+	if err := bisect(lo, mid, try, failed); err != nil {
+		return err
+	}
+	return bisect(mid, hi, try, failed)
+}
+
+// checkKind returns ErrNoKind unless the manifest names k.
+func (i *Instance) checkKind(k abi.Kind) error {
+	if !i.fn.manifest.Has(k) {
+		return fmt.Errorf("function %s: %w: %s (it implements %v)", i.fn.name, ErrNoKind, k, i.fn.manifest.Kinds)
+	}
+	return nil
+}

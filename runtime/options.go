@@ -1,0 +1,116 @@
+package runtime
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults of the options.
+const (
+	DefaultMemoryLimit = 128 << 20 // bytes per instance
+	DefaultCallTimeout = time.Second
+	DefaultPoolSize    = 8 // idle instances kept per function
+	DefaultLogRate     = 100
+	maxMemoryLimit     = 2<<30 - 64<<10 // keep pointers below 2^31 (ABI.md section 2)
+	pageSize           = 64 << 10
+)
+
+// Clock selects the clocks a guest sees through WASI.
+type Clock int
+
+const (
+	// ClockDeterministic gives guests clocks that start at a fixed instant and
+	// advance only when read: replays produce the same output. The default.
+	ClockDeterministic Clock = iota
+	// ClockSystem gives guests the host's real clocks (not deterministic).
+	ClockSystem
+)
+
+type config struct {
+	cacheDir    string // "" with noCache: no disk cache
+	noCache     bool
+	logger      *slog.Logger
+	memoryLimit int
+	callTimeout time.Duration
+	poolSize    int
+	logRate     int
+	clock       Clock
+	seed        uint64
+	counters    Counters
+}
+
+func defaultConfig() config {
+	return config{
+		logger:      slog.Default(),
+		memoryLimit: DefaultMemoryLimit,
+		callTimeout: DefaultCallTimeout,
+		poolSize:    DefaultPoolSize,
+		logRate:     DefaultLogRate,
+	}
+}
+
+// Option configures an Engine (NewEngine) or one function (Engine.Load, where
+// it overrides the engine's setting).
+type Option interface{ apply(*config) }
+
+type optFunc func(*config)
+
+func (f optFunc) apply(c *config) { f(c) }
+
+// WithCacheDir stores compiled modules in dir, so a restart does not compile
+// again. Default: the "eddy/wazero" folder under os.UserCacheDir. Only
+// meaningful for NewEngine.
+func WithCacheDir(dir string) Option {
+	return optFunc(func(c *config) { c.cacheDir, c.noCache = dir, false })
+}
+
+// WithoutCache disables the on-disk compilation cache (modules are compiled in
+// memory each time the engine starts). Only meaningful for NewEngine.
+func WithoutCache() Option { return optFunc(func(c *config) { c.cacheDir, c.noCache = "", true }) }
+
+// WithLogger sets the logger that receives guest logs and captured
+// stdout/stderr. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return optFunc(func(c *config) { c.logger = l }) }
+
+// WithMemoryLimit caps each instance's linear memory in bytes, rounded down to
+// 64 KiB pages. Default 128 MiB; at most just under 2 GiB.
+func WithMemoryLimit(bytes int) Option {
+	return optFunc(func(c *config) { c.memoryLimit = bytes })
+}
+
+// WithCallTimeout sets the deadline of one guest call (one batch). Default 1s.
+func WithCallTimeout(d time.Duration) Option { return optFunc(func(c *config) { c.callTimeout = d }) }
+
+// WithPoolSize sets how many idle instances Function keeps for reuse.
+// Default 8.
+func WithPoolSize(n int) Option { return optFunc(func(c *config) { c.poolSize = n }) }
+
+// WithLogRate limits guest log lines (host log calls plus stdout/stderr) to n
+// per second per function; excess lines are counted and reported. Default 100.
+func WithLogRate(n int) Option { return optFunc(func(c *config) { c.logRate = n }) }
+
+// WithClock selects the guest clocks. Default ClockDeterministic.
+func WithClock(k Clock) Option { return optFunc(func(c *config) { c.clock = k }) }
+
+// WithSeed seeds the guests' random source (WASI random_get). Every new
+// instance starts from the same seed. Default 0.
+func WithSeed(seed uint64) Option { return optFunc(func(c *config) { c.seed = seed }) }
+
+// WithCounters sends the guests' counter_add calls to c. Default: counters are
+// kept by the Function and read with Function.Counters.
+func WithCounters(c Counters) Option { return optFunc(func(cfg *config) { cfg.counters = c }) }
+
+// Counters receives named counter increments from guests. Implementations must
+// be safe for concurrent use.
+type Counters interface {
+	Add(function, name string, delta int64)
+}
+
+// State is the keyed store behind the state_get/put/delete host calls of one
+// instance (ABI.md section 3). Values returned by Get may be retained by the
+// caller only until the next call on the State.
+type State interface {
+	Get(key []byte) (value []byte, ok bool, err error)
+	Put(key, value []byte) error
+	Delete(key []byte) error
+}

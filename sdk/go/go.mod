@@ -1,0 +1,3 @@
+module github.com/eddy-streams/eddy/sdk/go
+
+go 1.26
