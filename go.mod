@@ -4,4 +4,9 @@ go 1.26.8
 
 require github.com/tetratelabs/wazero v1.12.0
 
-require golang.org/x/sys v0.44.0 // indirect
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/cobra v1.10.2 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+)

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// cli holds what the commands share: the streams and the global flags.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	logFormat      string
+	logLevel       string
+	cacheDir       string
+	noCache        bool
+	logger         *slog.Logger
+}
+
+// execute runs the CLI with args and returns the process exit code.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		fmt.Fprintf(stderr, "eddy: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// exitError ends the command with a code after it has reported the details.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "eddy",
+		Short: "Eddy runs stream-processing functions written in any language, compiled to WebAssembly",
+		Long: `Eddy is a stream-processing node whose logic is pluggable WebAssembly.
+Write map, filter, aggregate and join functions in Go, Rust, C or
+AssemblyScript, compile them to .wasm, and let Eddy run them over records.`,
+		Example: `  eddy test testdata/go/upper.wasm --input testdata/samples/words.jsonl
+  eddy inspect testdata/go/upper.wasm`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return c.setup()
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	pf.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	pf.StringVar(&c.cacheDir, "cache-dir", "", "compilation cache directory (default: eddy/wazero under the user cache dir)")
+	pf.BoolVar(&c.noCache, "no-cache", false, "do not use the on-disk compilation cache")
+	root.AddCommand(
+		newTestCmd(c),
+		newInspectCmd(c),
+		newVersionCmd(c),
+	)
+	return root
+}
+
+func (c *cli) setup() error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(c.logFormat) {
+	case "text":
+		c.logger = slog.New(slog.NewTextHandler(c.stderr, opts))
+	case "json":
+		c.logger = slog.New(slog.NewJSONHandler(c.stderr, opts))
+	default:
+		return fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+	}
+	return nil
+}
+
+// functionFlags are the flags of commands that load one function.
+type functionFlags struct {
+	memoryLimit int
+	timeout     time.Duration
+}
+
+func (f *functionFlags) register(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.memoryLimit, "memory-limit", runtime.DefaultMemoryLimit, "memory limit per instance, in bytes")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", runtime.DefaultCallTimeout, "deadline of one call into the function (one batch)")
+}
+
+// loadFunction reads and loads a module. The caller calls done when finished
+// with the function.
+func (c *cli) loadFunction(ctx context.Context, path string, ff *functionFlags) (fn *runtime.Function, done func(), err error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []runtime.Option{runtime.WithLogger(c.logger)}
+	switch {
+	case c.noCache:
+		opts = append(opts, runtime.WithoutCache())
+	case c.cacheDir != "":
+		opts = append(opts, runtime.WithCacheDir(c.cacheDir))
+	}
+	if ff != nil {
+		opts = append(opts, runtime.WithMemoryLimit(ff.memoryLimit), runtime.WithCallTimeout(ff.timeout))
+	}
+	eng, err := runtime.NewEngine(opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	fn, err = eng.Load(ctx, path, wasm)
+	if err != nil {
+		eng.Close(ctx)
+		return nil, nil, err
+	}
+	return fn, func() {
+		fn.Close(context.WithoutCancel(ctx))
+		eng.Close(context.WithoutCancel(ctx))
+	}, nil
+}

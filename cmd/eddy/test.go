@@ -1,0 +1,382 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/jsonl"
+	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/state"
+)
+
+type testFlags struct {
+	functionFlags
+	input     string
+	kind      string
+	batchSize int
+	base64    bool
+	withState bool
+}
+
+func newTestCmd(c *cli) *cobra.Command {
+	var f testFlags
+	cmd := &cobra.Command{
+		Use:   "test FN.wasm",
+		Short: "Run a function over JSON-lines records, locally, with no broker",
+		Long: `Run a function over records read as JSON lines and print its output records
+as JSON lines on stdout. Each input line is one record:
+
+  {"key": "user-1", "value": {"amount": 120}, "timestamp": 1700000000000, "headers": {"h": "v"}}
+
+A string key or value is taken as its UTF-8 bytes, any other JSON value as its
+compact JSON text, null as a null; with --base64 strings are base64. Output
+values that are JSON are printed as JSON, other text as a string, other bytes
+as "value_b64".
+
+The kind defaults to the first the module implements among process, aggregate,
+key and timestamp. For aggregate, records are grouped by key and one result per
+key is printed, in order of first appearance. For join, each record's value
+is an object {"left": ..., "right": ...} (either side may be null or absent)
+and the joined value is printed with the record's key.
+
+Records the function fails on are reported on stderr with their line number
+and cause, the other records are still printed, and the exit status is 1.`,
+		Example: `  eddy test testdata/go/upper.wasm --input testdata/samples/words.jsonl
+  echo '{"key":"a","value":"hello"}' | eddy test testdata/go/upper.wasm
+  eddy test testdata/go/stats.wasm --input testdata/samples/amounts.jsonl
+  eddy test testdata/go/counter.wasm --state --input testdata/samples/words.jsonl`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.runTest(cmd.Context(), args[0], &f)
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&f.input, "input", "i", "-", "JSON-lines input file, - for stdin")
+	fl.StringVar(&f.kind, "kind", "", "kind to run: process, aggregate, join, key or timestamp (default: the module's first)")
+	fl.IntVar(&f.batchSize, "batch", 1024, "records per call into the function")
+	fl.BoolVar(&f.base64, "base64", false, "keys and values are base64 strings, in and out")
+	fl.BoolVar(&f.withState, "state", false, "give the function an in-memory keyed state store")
+	return cmd
+}
+
+func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
+	if f.batchSize <= 0 {
+		return fmt.Errorf("--batch must be positive, got %d", f.batchSize)
+	}
+	fn, done, err := c.loadFunction(ctx, path, &f.functionFlags)
+	if err != nil {
+		return err
+	}
+	defer done()
+	kind, err := pickKind(fn.Manifest(), f.kind)
+	if err != nil {
+		return err
+	}
+	in := c.stdin
+	if f.input != "-" {
+		file, err := os.Open(f.input)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		in = file
+	}
+	r := jsonl.NewReader(in)
+	r.Base64 = f.base64
+	w := jsonl.NewWriter(c.stdout)
+	w.Base64 = f.base64
+	defer w.Flush()
+
+	inst, err := fn.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer fn.Release(ctx, inst)
+	if f.withState {
+		inst.SetState(state.NewMemory())
+	}
+	t := &tester{c: c, inst: inst, w: w, batch: f.batchSize}
+	switch kind {
+	case abi.KindProcess:
+		err = t.process(ctx, r)
+	case abi.KindAggregate:
+		err = t.aggregate(ctx, r)
+	case abi.KindKey, abi.KindTimestamp:
+		err = t.extract(ctx, r, kind)
+	case abi.KindJoin:
+		err = t.join(ctx, r)
+	}
+	if err != nil {
+		return err
+	}
+	if t.failed > 0 {
+		w.Flush()
+		fmt.Fprintf(c.stderr, "eddy: %d of %d records failed\n", t.failed, t.seen)
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func pickKind(m abi.Manifest, want string) (abi.Kind, error) {
+	if want != "" {
+		k := abi.Kind(want)
+		if !m.Has(k) {
+			return "", fmt.Errorf("--kind %s: the module implements %v", want, m.Kinds)
+		}
+		return k, nil
+	}
+	for _, k := range []abi.Kind{abi.KindProcess, abi.KindAggregate, abi.KindKey, abi.KindTimestamp, abi.KindJoin} {
+		if m.Has(k) {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("the module implements no kind")
+}
+
+// tester feeds records to an instance in batches and prints results.
+type tester struct {
+	c      *cli
+	inst   *runtime.Instance
+	w      *jsonl.Writer
+	batch  int
+	seen   int
+	failed int
+	lines  []int // input line of each record of the current batch
+}
+
+// readBatch reads up to t.batch records, remembering their line numbers.
+func (t *tester) readBatch(r *jsonl.Reader, recs []abi.Record) ([]abi.Record, error) {
+	recs, t.lines = recs[:0], t.lines[:0]
+	for len(recs) < t.batch {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return recs, err
+		}
+		recs = append(recs, rec)
+		t.lines = append(t.lines, r.Line())
+	}
+	t.seen += len(recs)
+	return recs, nil
+}
+
+func (t *tester) report(line int, err error) {
+	t.failed++
+	fmt.Fprintf(t.c.stderr, "line %d: %v\n", line, err)
+}
+
+func (t *tester) process(ctx context.Context, r *jsonl.Reader) error {
+	var recs []abi.Record
+	var out runtime.Output
+	for {
+		var err error
+		if recs, err = t.readBatch(r, recs); err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		out.Reset()
+		if err := t.inst.Process(ctx, recs, &out); err != nil {
+			return err
+		}
+		// Print outputs and failures in input order.
+		fi := 0
+		for j := range out.Records {
+			for fi < len(out.Failed) && out.Failed[fi].Index < int(out.From[j]) {
+				t.report(t.lines[out.Failed[fi].Index], out.Failed[fi])
+				fi++
+			}
+			if err := t.w.Write(&out.Records[j]); err != nil {
+				return err
+			}
+		}
+		for ; fi < len(out.Failed); fi++ {
+			t.report(t.lines[out.Failed[fi].Index], out.Failed[fi])
+		}
+	}
+}
+
+func (t *tester) extract(ctx context.Context, r *jsonl.Reader, kind abi.Kind) error {
+	var recs []abi.Record
+	var res []runtime.Result
+	for {
+		var err error
+		if recs, err = t.readBatch(r, recs); err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		if kind == abi.KindKey {
+			res, err = t.inst.Key(ctx, recs, res[:0])
+		} else {
+			res, err = t.inst.Timestamp(ctx, recs, res[:0])
+		}
+		if err != nil {
+			return err
+		}
+		for j, x := range res {
+			if x.Err != nil {
+				t.report(t.lines[j], x.Err)
+				continue
+			}
+			rec := recs[j]
+			if kind == abi.KindKey {
+				rec.Key = x.Bytes
+			} else {
+				rec.Timestamp = x.Int
+			}
+			if err := t.w.Write(&rec); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// aggregate groups all records by key and prints one result per key.
+func (t *tester) aggregate(ctx context.Context, r *jsonl.Reader) error {
+	type group struct {
+		key   []byte
+		acc   []byte
+		ts    int64
+		lines []int
+		recs  []abi.Record
+	}
+	var order []string
+	groups := map[string]*group{}
+	var recs []abi.Record
+	for {
+		var err error
+		if recs, err = t.readBatch(r, recs); err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for j, rec := range recs {
+			g, ok := groups[string(rec.Key)]
+			if !ok {
+				g = &group{key: rec.Key}
+				groups[string(rec.Key)] = g
+				order = append(order, string(rec.Key))
+			}
+			g.recs = append(g.recs, rec)
+			g.lines = append(g.lines, t.lines[j])
+			g.ts = max(g.ts, rec.Timestamp)
+		}
+		// Fold this batch, one group per key seen in it.
+		var in []abi.Group
+		var gs []*group
+		for _, k := range order {
+			if g := groups[k]; len(g.recs) > 0 {
+				in = append(in, abi.Group{Key: g.key, Acc: g.acc, Records: g.recs})
+				gs = append(gs, g)
+			}
+		}
+		added, failed, err := t.inst.AggAdd(ctx, in, nil, nil)
+		if err != nil {
+			return err
+		}
+		for _, e := range failed {
+			line := 0
+			if e.Index >= 0 {
+				line = gs[e.Group].lines[e.Index]
+			}
+			t.report(line, e)
+		}
+		for j, a := range added {
+			if a.Acc != nil {
+				gs[j].acc = slices.Clone(a.Acc)
+			}
+			gs[j].recs, gs[j].lines = nil, nil
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	keys, accs := make([][]byte, len(order)), make([][]byte, len(order))
+	for j, k := range order {
+		g := groups[k]
+		keys[j], accs[j] = g.key, g.acc
+		if accs[j] == nil {
+			init, err := t.inst.AggInit(ctx)
+			if err != nil {
+				return err
+			}
+			accs[j] = init
+		}
+	}
+	res, err := t.inst.AggResult(ctx, keys, accs, nil)
+	if err != nil {
+		return err
+	}
+	for j, x := range res {
+		if x.Err != nil {
+			t.report(0, x.Err)
+			continue
+		}
+		if x.Bytes == nil {
+			continue
+		}
+		rec := abi.Record{Key: keys[j], Value: x.Bytes, Timestamp: groups[order[j]].ts}
+		if err := t.w.Write(&rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tester) join(ctx context.Context, r *jsonl.Reader) error {
+	var recs []abi.Record
+	var res []runtime.Result
+	for {
+		var err error
+		if recs, err = t.readBatch(r, recs); err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		keys, left, right := make([][]byte, len(recs)), make([][]byte, len(recs)), make([][]byte, len(recs))
+		for j, rec := range recs {
+			var sides struct{ Left, Right json.RawMessage }
+			if err := json.Unmarshal(rec.Value, &sides); err != nil {
+				return fmt.Errorf("line %d: join input: value must be {\"left\": ..., \"right\": ...}: %w", t.lines[j], err)
+			}
+			keys[j] = rec.Key
+			if len(sides.Left) > 0 && string(sides.Left) != "null" {
+				left[j] = sides.Left
+			}
+			if len(sides.Right) > 0 && string(sides.Right) != "null" {
+				right[j] = sides.Right
+			}
+		}
+		if res, err = t.inst.Join(ctx, keys, left, right, res[:0]); err != nil {
+			return err
+		}
+		for j, x := range res {
+			if x.Err != nil {
+				t.report(t.lines[j], x.Err)
+				continue
+			}
+			if x.Bytes == nil {
+				continue
+			}
+			rec := abi.Record{Key: keys[j], Value: x.Bytes, Timestamp: recs[j].Timestamp}
+			if err := t.w.Write(&rec); err != nil {
+				return err
+			}
+		}
+	}
+}
