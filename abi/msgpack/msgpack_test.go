@@ -70,7 +70,7 @@ func TestErrors(t *testing.T) {
 	if _, err := msgpack.NewReader([]byte{0xcb}).Int(); !errors.As(err, &te) || te.Got != 0xcb {
 		t.Errorf("float as int: %v", err)
 	}
-	if _, err := msgpack.NewReader([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}).ArrayHeader(); !errors.Is(err, msgpack.ErrShort) {
+	if _, err := msgpack.NewReader([]byte{0xdd, 0x00, 0xff, 0xff, 0xff}).ArrayHeader(); !errors.Is(err, msgpack.ErrShort) {
 		t.Errorf("huge array count: %v", err)
 	}
 	deep := bytes.Repeat([]byte{0x91}, 100)
