@@ -1,0 +1,39 @@
+# The project's commands. `make test` is what CI runs (.ci/run).
+GO ?= go
+FUZZTIME ?= 5s
+
+.PHONY: build test test-go test-sdk fuzz guests bench vet
+
+build:
+	$(GO) build -o eddy ./cmd/eddy
+
+vet:
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	cd sdk/go && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+	cd guests/go && $(GO) vet ./...
+
+# Everything CI checks: formatting and vet, the host's tests, the SDK's and
+# guests' tests, and a short run of every fuzz target.
+test: vet test-go test-sdk fuzz
+
+test-go:
+	$(GO) test ./...
+
+test-sdk:
+	cd sdk/go && $(GO) test ./...
+	cd guests/go && $(GO) test ./...
+
+fuzz:
+	@for t in $$($(GO) test ./abi/ -list 'Fuzz.*' | grep ^Fuzz); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test ./abi/ -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) >/dev/null || exit 1; \
+	done
+
+# Rebuild the prebuilt guest modules in testdata/ from guests/.
+guests:
+	guests/wat/build.sh
+	guests/go/build.sh
+
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./runtime/

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+// run executes the CLI in process, like cobra's own command tests.
+func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	args = append([]string{"--cache-dir", cacheDir}, args...)
+	code = execute(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "eddy-cli-cache")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func td(p string) string { return filepath.Join("..", "..", "testdata", p) }
+
+func TestTestCommandHostileAndInvalid(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stdin  string
+		code   int
+		stdout string
+		stderr []string
+	}{
+		{"not wasm", []string{"test", td("notwasm.wasm")}, "", 1, "", []string{"not a WebAssembly module"}},
+		{"missing file", []string{"test", td("nope.wasm")}, "", 1, "", []string{"no such file"}},
+		{"wrong abi", []string{"test", td("wat/abiv2.wasm")}, "", 1, "", []string{"speaks ABI v2; this host supports v1"}},
+		{"trap isolates every record", []string{"test", td("wat/trap.wasm")}, "{\"value\":\"a\"}\n\n{\"value\":\"b\"}\n", 1, "",
+			[]string{"line 1: function", "line 3: function", "trap: wasm error: unreachable", "2 of 2 records failed"}},
+		{"infinite loop stops at the deadline", []string{"test", "--timeout", "100ms", td("wat/loop.wasm")}, "{\"value\":\"a\"}\n", 1, "",
+			[]string{"line 1:", "timeout: call did not finish within 100ms"}},
+		{"bad input line", []string{"test", td("wat/dropall.wasm")}, "{\"value\":1}\nnot json\n", 1, "", []string{"line 2: not a record object"}},
+		{"kind not implemented", []string{"test", "--kind", "aggregate", td("wat/dropall.wasm")}, "", 1, "", []string{"--kind aggregate: the module implements [process]"}},
+		{"dropall drops", []string{"test", td("wat/dropall.wasm")}, "{\"value\":1}\n{\"value\":2}\n", 0, "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			if stdout != tc.stdout {
+				t.Fatalf("stdout %q, want %q", stdout, tc.stdout)
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Fatalf("stderr does not say %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	stdout, stderr, code := run(t, "", "inspect", "--json", td("wat/negative.wasm"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info struct {
+		SHA256  string   `json:"sha256"`
+		ABI     int      `json:"abi"`
+		Kinds   []string `json:"kinds"`
+		Imports []string `json:"imports"`
+		Memory  struct {
+			MinPages   int `json:"min_pages"`
+			LimitBytes int `json:"limit_bytes"`
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if len(info.SHA256) != 64 || info.ABI != 1 || len(info.Kinds) != 1 || info.Kinds[0] != "process" ||
+		len(info.Imports) != 1 || info.Imports[0] != "eddy.error" || info.Memory.MinPages != 2 || info.Memory.LimitBytes != 128<<20 {
+		t.Fatalf("inspect says %+v", info)
+	}
+	stdout, _, code = run(t, "", "inspect", "--memory-limit", "1048576", td("wat/dropall.wasm"))
+	if code != 0 || !strings.Contains(stdout, "kinds    process") || !strings.Contains(stdout, "host limit 1.0 MiB") {
+		t.Fatalf("exit %d, text:\n%s", code, stdout)
+	}
+	_, stderr, code = run(t, "", "inspect", td("wat/missing.wasm"))
+	if code != 1 || !strings.Contains(stderr, `no export "eddy_process"`) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	stdout, _, code := run(t, "", "version")
+	if code != 0 || !strings.Contains(stdout, "guest ABI v1") || !strings.Contains(stdout, "github.com/tetratelabs/wazero") {
+		t.Fatalf("version: %d %q", code, stdout)
+	}
+	for _, cmd := range []string{"test", "inspect", "version"} {
+		stdout, _, code := run(t, "", cmd, "--help")
+		if code != 0 || !strings.Contains(stdout, "Examples:") {
+			t.Errorf("%s --help: exit %d, no example:\n%s", cmd, code, stdout)
+		}
+	}
+}
