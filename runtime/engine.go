@@ -114,7 +114,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 	rtCfg := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(uint32(cfg.memoryLimit / pageSize)).
-		WithCloseOnContextDone(true)
+		WithCloseOnContextDone(!cfg.noInterrupt)
 	f.rt = wazero.NewRuntimeWithConfig(ctx, rtCfg)
 	ok := false
 	defer func() {

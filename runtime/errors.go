@@ -85,8 +85,10 @@ func (e *Error) Error() string {
 		s += fmt.Sprintf(": record %d", e.Index)
 	}
 	switch e.Cause {
-	case CauseGuest, CauseFailed:
-		s += fmt.Sprintf(": %s (code %d %s)", e.Cause, e.Code, e.Code)
+	case CauseGuest:
+		s += fmt.Sprintf(": %s (code %d)", e.Code, e.Code)
+	case CauseFailed:
+		s += fmt.Sprintf(": call failed (code %d)", e.Code)
 	default:
 		s += ": " + string(e.Cause)
 	}

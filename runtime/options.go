@@ -37,6 +37,7 @@ type config struct {
 	clock       Clock
 	seed        uint64
 	counters    Counters
+	noInterrupt bool
 }
 
 func defaultConfig() config {
@@ -95,6 +96,19 @@ func WithClock(k Clock) Option { return optFunc(func(c *config) { c.clock = k })
 // WithSeed seeds the guests' random source (WASI random_get). Every new
 // instance starts from the same seed. Default 0.
 func WithSeed(seed uint64) Option { return optFunc(func(c *config) { c.seed = seed }) }
+
+// WithUninterruptible compiles the function without wazero's termination
+// checks, so a call cannot be stopped at its deadline or on cancellation: a
+// guest that loops forever hangs its caller. Only for audited functions.
+//
+// # Why
+//
+// To stop a running call, wazero compiles an indirect call to an exit-code
+// check into every loop header. Go guests enter a loop in every function (the
+// goroutine resumption dispatch), so the checks cost them about 2.5x in
+// throughput (BENCHMARKS.md); C, Rust and AssemblyScript guests pay much less.
+// The default keeps the checks.
+func WithUninterruptible() Option { return optFunc(func(c *config) { c.noInterrupt = true }) }
 
 // WithCounters sends the guests' counter_add calls to c. Default: counters are
 // kept by the Function and read with Function.Counters.

@@ -180,3 +180,11 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("imports %v", info.Imports)
 	}
 }
+
+func TestUninterruptibleStillRuns(t *testing.T) {
+	f := load(t, newEngine(t), "wat/dropall.wasm", runtime.WithUninterruptible())
+	var out runtime.Output
+	if err := f.Process(context.Background(), records(5), &out); err != nil || len(out.Failed) != 0 {
+		t.Fatalf("%v %v", err, out.Failed)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -127,7 +128,8 @@ func (c *cli) loadFunction(ctx context.Context, path string, ff *functionFlags) 
 	if err != nil {
 		return nil, nil, err
 	}
-	fn, err = eng.Load(ctx, path, wasm)
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	fn, err = eng.Load(ctx, name, wasm)
 	if err != nil {
 		eng.Close(ctx)
 		return nil, nil, err

@@ -170,9 +170,17 @@ func (t *tester) readBatch(r *jsonl.Reader, recs []abi.Record) ([]abi.Record, er
 	return recs, nil
 }
 
-func (t *tester) report(line int, err error) {
+// report prints a failed record by its input line. The error's index within
+// its batch is dropped: the line says which record it was.
+func (t *tester) report(line int, err *runtime.Error) {
 	t.failed++
-	fmt.Fprintf(t.c.stderr, "line %d: %v\n", line, err)
+	e := *err
+	e.Index, e.Group = -1, -1
+	if line > 0 {
+		fmt.Fprintf(t.c.stderr, "line %d: %v\n", line, &e)
+	} else {
+		fmt.Fprintf(t.c.stderr, "%v\n", &e)
+	}
 }
 
 func (t *tester) process(ctx context.Context, r *jsonl.Reader) error {

@@ -12,12 +12,13 @@ import (
 //
 // # Lifetime of input records
 //
-// The Key, Value and Headers of a record handed to a handler (and the header
-// names) are views into the host's input buffer, not copies. They are valid
-// only until the handler returns; the SDK reuses the buffer for the next batch.
-// A handler that keeps any of them (in a global, a cache, a goroutine) must
-// keep Record.Clone() instead. The views must not be modified: the input
-// buffer is read-only, so build a changed value in a new or reused slice.
+// The Key, Value and Headers slices of a record handed to a handler, and the
+// header values, are views into the host's input buffer, not copies. They are
+// valid only until the handler returns; the SDK reuses the buffer for the
+// next batch. A handler that keeps any of them (in a global, a cache, a
+// goroutine) must keep Record.Clone() instead. The views must not be
+// modified: the input buffer is read-only, so build a changed value in a new
+// or reused slice. (Header names are ordinary strings and may be kept.)
 //
 // Returning the input record, or a copy of it with some fields changed, is
 // fine: the SDK encodes a handler's result before it reads the next input.

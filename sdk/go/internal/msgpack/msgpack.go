@@ -190,6 +190,12 @@ type Reader struct {
 // Reset points the reader at b, from its start, and clears the error.
 func (r *Reader) Reset(b []byte) { r.buf, r.off, r.err = b, 0, nil }
 
+// ResetAt points the reader at b, from offset off (clamped to b), and clears
+// the error.
+func (r *Reader) ResetAt(b []byte, off int) {
+	r.buf, r.off, r.err = b, min(max(off, 0), len(b)), nil
+}
+
 // Err returns the first error met, or nil.
 func (r *Reader) Err() error { return r.err }
 
