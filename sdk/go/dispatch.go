@@ -17,7 +17,7 @@ import (
 //
 // The per-record path allocates nothing: records are decoded as views into
 // the input buffer into a reused slice (codec.go), and the answer is appended
-// to one output buffer that lives until the next call (ABI.md 6.4 lets the
+// to one output buffer that lives until the next call (ABI.md 6.5 lets the
 // guest reuse it).
 //
 // A panic in user code fails only its item. Rather than a deferred recover

@@ -88,7 +88,7 @@ func run(e export, ptr, n uint32) int64 {
 }
 
 // input returns the n bytes at ptr as a slice of inbuf. The host writes
-// envelopes only into the eddy_alloc region (ABI.md 6.4), so anything else is
+// envelopes only into the eddy_alloc region (ABI.md 6.5), so anything else is
 // refused rather than read through an unchecked pointer.
 func input(ptr, n uint32) ([]byte, bool) {
 	if n == 0 {
