@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 
@@ -72,8 +73,8 @@ func (i *Instance) instantiate(ctx context.Context) error {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions(abi.ExportInitialize).
-		WithStdout(&lineWriter{f: f, stream: "stdout", level: levels[1]}).
-		WithStderr(&lineWriter{f: f, stream: "stderr", level: levels[2]}).
+		WithStdout(f.newLineWriter("stdout", slog.LevelInfo)).
+		WithStderr(f.newLineWriter("stderr", slog.LevelWarn)).
 		WithRandSource(rand.NewChaCha8(seed))
 	if f.cfg.clock == ClockSystem {
 		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()

@@ -22,9 +22,23 @@ func fixture(t testing.TB, path string) []byte {
 	return b
 }
 
+// cacheDir is shared by the package's tests so each module compiles once.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "eddy-runtime-cache")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 func newEngine(t testing.TB, opts ...runtime.Option) *runtime.Engine {
 	t.Helper()
-	e, err := runtime.NewEngine(append([]runtime.Option{runtime.WithCacheDir(t.TempDir())}, opts...)...)
+	e, err := runtime.NewEngine(append([]runtime.Option{runtime.WithCacheDir(cacheDir)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

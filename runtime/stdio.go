@@ -65,10 +65,15 @@ func (f *Function) guestLog(ctx context.Context, level slog.Level, msg, text str
 // lineWriter turns a guest's stdout or stderr into log lines. One exists per
 // instance and stream; an instance is used by one goroutine at a time.
 type lineWriter struct {
-	f      *Function
 	stream string
-	level  slog.Level
+	sink   func(line string)
 	buf    []byte
+}
+
+func (f *Function) newLineWriter(stream string, level slog.Level) *lineWriter {
+	return &lineWriter{stream: stream, sink: func(line string) {
+		f.guestLog(context.Background(), level, "guest "+stream, line)
+	}}
 }
 
 const maxLine = 4 << 10
@@ -100,6 +105,6 @@ func (w *lineWriter) flush() {
 	if len(line) > maxLine {
 		line = line[:maxLine]
 	}
-	w.f.guestLog(context.Background(), w.level, "guest "+w.stream, string(line))
+	w.sink(string(line))
 	w.buf = w.buf[:0]
 }
