@@ -198,3 +198,62 @@ func topLevelNumber(v []byte, field string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// BenchmarkLoad measures how long a function takes to be ready (compile or
+// cache hit, validate, first instance, manifest): cold compiles into an empty
+// cache every time, warm finds it in the on-disk cache as after a restart.
+func BenchmarkLoad(b *testing.B) {
+	for _, guest := range []string{"go/upper.wasm", "wat/dropall.wasm"} {
+		wasm := fixture(b, guest)
+		b.Run(guest+"/cold", func(b *testing.B) {
+			for b.Loop() {
+				e, err := runtime.NewEngine(runtime.WithoutCache())
+				if err != nil {
+					b.Fatal(err)
+				}
+				f, err := e.Load(context.Background(), "f", wasm)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Close(context.Background())
+				e.Close(context.Background())
+			}
+		})
+		b.Run(guest+"/warm", func(b *testing.B) {
+			dir := b.TempDir()
+			warm := func() {
+				e, err := runtime.NewEngine(runtime.WithCacheDir(dir))
+				if err != nil {
+					b.Fatal(err)
+				}
+				f, err := e.Load(context.Background(), "f", wasm)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Close(context.Background())
+				e.Close(context.Background())
+			}
+			warm()
+			for b.Loop() {
+				warm()
+			}
+		})
+	}
+}
+
+// BenchmarkInstantiate measures a new instance of a loaded function (what a
+// task pays on assignment and after a guest failure).
+func BenchmarkInstantiate(b *testing.B) {
+	for _, guest := range []string{"go/upper.wasm", "wat/dropall.wasm"} {
+		b.Run(guest, func(b *testing.B) {
+			f := load(b, newEngine(b), guest)
+			for b.Loop() {
+				i, err := f.NewInstance(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				i.Close(context.Background())
+			}
+		})
+	}
+}

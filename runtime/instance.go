@@ -56,6 +56,15 @@ func (i *Instance) SetState(s State) { i.state = s }
 // Rebuilds returns how many times the instance was rebuilt after a failure.
 func (i *Instance) Rebuilds() int { return i.rebuilds }
 
+// MemorySize returns the current size of the instance's linear memory in
+// bytes, or 0 while it awaits a rebuild.
+func (i *Instance) MemorySize() uint32 {
+	if i.mod == nil {
+		return 0
+	}
+	return i.mem.Size()
+}
+
 // Close closes the underlying module.
 func (i *Instance) Close(ctx context.Context) error {
 	if i.mod == nil {

@@ -113,10 +113,21 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "guest ABI v1") || !strings.Contains(stdout, "github.com/tetratelabs/wazero") {
 		t.Fatalf("version: %d %q", code, stdout)
 	}
-	for _, cmd := range []string{"test", "inspect", "version"} {
+	for _, cmd := range []string{"test", "inspect", "conformance", "version"} {
 		stdout, _, code := run(t, "", cmd, "--help")
 		if code != 0 || !strings.Contains(stdout, "Examples:") {
 			t.Errorf("%s --help: exit %d, no example:\n%s", cmd, code, stdout)
 		}
+	}
+}
+
+func TestConformanceCommand(t *testing.T) {
+	stdout, stderr, code := run(t, "", "conformance", "--calls", "2000", td("go/split.wasm"))
+	if code != 0 || !strings.Contains(stdout, "ok  reference/split/splits-words") || !strings.Contains(stdout, " 0 failed") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, _, code = run(t, "", "conformance", "--calls", "100", td("wat/malformed.wasm"))
+	if code != 1 || !strings.Contains(stdout, "FAIL  process/batch-sizes") || !strings.Contains(stdout, "malformed output") {
+		t.Fatalf("exit %d\n%s", code, stdout)
 	}
 }

@@ -74,6 +74,7 @@ AssemblyScript, compile them to .wasm, and let Eddy run them over records.`,
 	root.AddCommand(
 		newTestCmd(c),
 		newInspectCmd(c),
+		newConformanceCmd(c),
 		newVersionCmd(c),
 	)
 	return root
@@ -107,14 +108,9 @@ func (f *functionFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", runtime.DefaultCallTimeout, "deadline of one call into the function (one batch)")
 }
 
-// loadFunction reads and loads a module. The caller calls done when finished
-// with the function.
-func (c *cli) loadFunction(ctx context.Context, path string, ff *functionFlags) (fn *runtime.Function, done func(), err error) {
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := []runtime.Option{runtime.WithLogger(c.logger)}
+// engineOptions turns the global and function flags into runtime options.
+func (c *cli) engineOptions(ff *functionFlags) []runtime.Option {
+	var opts []runtime.Option
 	switch {
 	case c.noCache:
 		opts = append(opts, runtime.WithoutCache())
@@ -124,7 +120,17 @@ func (c *cli) loadFunction(ctx context.Context, path string, ff *functionFlags) 
 	if ff != nil {
 		opts = append(opts, runtime.WithMemoryLimit(ff.memoryLimit), runtime.WithCallTimeout(ff.timeout))
 	}
-	eng, err := runtime.NewEngine(opts...)
+	return opts
+}
+
+// loadFunction reads and loads a module. The caller calls done when finished
+// with the function.
+func (c *cli) loadFunction(ctx context.Context, path string, ff *functionFlags) (fn *runtime.Function, done func(), err error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := runtime.NewEngine(append(c.engineOptions(ff), runtime.WithLogger(c.logger))...)
 	if err != nil {
 		return nil, nil, err
 	}

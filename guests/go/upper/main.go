@@ -33,8 +33,8 @@ var buf []byte
 
 func upper(r eddy.Record) (eddy.Record, error) {
 	s := r.Value
-	if s == nil {
-		return r, nil
+	if len(s) == 0 {
+		return r, nil // nil stays nil, empty stays empty
 	}
 	if cap(buf) < len(s) {
 		buf = make([]byte, 0, 2*len(s))

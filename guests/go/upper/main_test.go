@@ -99,3 +99,13 @@ func BenchmarkUpper(b *testing.B) {
 		upper(r)
 	}
 }
+
+// TestEmptyStaysEmpty is the regression the conformance suite found: an
+// empty value seen before any other must not come back as null.
+func TestEmptyStaysEmpty(t *testing.T) {
+	buf = nil
+	r, err := upper(eddy.Record{Value: []byte{}})
+	if err != nil || r.Value == nil || len(r.Value) != 0 {
+		t.Fatalf("empty value became %#v, %v", r.Value, err)
+	}
+}

@@ -1,0 +1,51 @@
+package conformance_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/eddy-streams/eddy/conformance"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// guestLanguages lists the folders of testdata whose modules must all pass.
+var guestLanguages = []string{"go"}
+
+func TestEveryGuestConforms(t *testing.T) {
+	cache := t.TempDir()
+	for _, lang := range guestLanguages {
+		mods, _ := filepath.Glob(filepath.Join("..", "testdata", lang, "*.wasm"))
+		if len(mods) < 9 {
+			t.Errorf("%s: %d modules in testdata/%s, want the 9 reference functions", lang, len(mods), lang)
+		}
+		for _, path := range mods {
+			t.Run(lang+"/"+filepath.Base(path), func(t *testing.T) {
+				t.Parallel()
+				wasm, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := conformance.Run(context.Background(), filepath.Base(path), wasm, conformance.Options{
+					Engine: []runtime.Option{runtime.WithCacheDir(cache)},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				refs := 0
+				for _, r := range rep.Results {
+					if !r.Passed {
+						t.Errorf("%s: %s", r.Case, r.Detail)
+					}
+					if len(r.Case) > 10 && r.Case[:10] == "reference/" {
+						refs++
+					}
+				}
+				if refs == 0 {
+					t.Errorf("no reference case ran: manifest name %q is not a reference function", rep.Manifest.Name)
+				}
+			})
+		}
+	}
+}
