@@ -75,6 +75,7 @@ AssemblyScript, compile them to .wasm, and let Eddy run them over records.`,
 		newTestCmd(c),
 		newInspectCmd(c),
 		newConformanceCmd(c),
+		newNewCmd(c),
 		newVersionCmd(c),
 	)
 	return root
