@@ -1,0 +1,420 @@
+package host
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Delivery is a pipeline's delivery guarantee.
+type Delivery string
+
+// Delivery guarantees.
+const (
+	// AtMostOnce commits input offsets before the output is produced: a crash
+	// can lose records, never duplicate them.
+	AtMostOnce Delivery = "at_most_once"
+	// AtLeastOnce commits input offsets after the output is acknowledged: a
+	// crash can duplicate records, never lose them. The default, as in Kafka
+	// Streams.
+	AtLeastOnce Delivery = "at_least_once"
+	// ExactlyOnce produces output and commits input offsets in one Kafka
+	// transaction: read_committed consumers see each record's output once.
+	ExactlyOnce Delivery = "exactly_once"
+)
+
+// StepKind is what a process step does with each record.
+type StepKind string
+
+// Step kinds. All three call the guest's eddy_process; the kind states how
+// many outputs per input the step may produce, and the node enforces it.
+const (
+	StepMap     StepKind = "map"      // exactly one output per input
+	StepFilter  StepKind = "filter"   // zero or one output per input
+	StepFlatMap StepKind = "flat_map" // any number of outputs
+)
+
+// Overload is what a node does when input arrives faster than it processes.
+type Overload string
+
+// Overload policies.
+const (
+	// OverloadBlock pauses fetching (backpressure); nothing is dropped. The
+	// default.
+	OverloadBlock Overload = "block"
+	// OverloadDrop drops records that arrive while the processing queue is
+	// full; they are counted and logged, and their offsets committed.
+	OverloadDrop Overload = "drop"
+	// OverloadSample keeps a fraction (sample_rate) of the records that arrive
+	// while the queue is full, and drops the rest, counted and logged.
+	OverloadSample Overload = "sample"
+)
+
+// Pipeline is a pipeline file (docs/pipeline.md documents every field).
+type Pipeline struct {
+	Name           string        `yaml:"name"`
+	Source         Source        `yaml:"source"`
+	Steps          []Step        `yaml:"steps"`
+	Sink           Sink          `yaml:"sink"`
+	DeadLetter     DeadLetter    `yaml:"dead_letter"`
+	Delivery       Delivery      `yaml:"delivery"`
+	CommitInterval time.Duration `yaml:"commit_interval"`
+	BatchSize      int           `yaml:"batch_size"`
+	Limits         Limits        `yaml:"limits"`
+
+	// Dir is the directory of the pipeline file: function paths are relative
+	// to it. Set by LoadPipeline.
+	Dir string `yaml:"-"`
+	// lines maps field paths ("steps[0].function") to their line.
+	lines map[string]int
+	file  string
+}
+
+// Source says where records come from.
+type Source struct {
+	Topics []string `yaml:"topics"`
+	// Start is where a new consumer group starts: earliest or latest.
+	Start string `yaml:"start"`
+	// Format of record values: json or bytes. Used by tools that display
+	// records; functions receive bytes either way.
+	Format string `yaml:"format"`
+}
+
+// Step is one function applied to every record.
+type Step struct {
+	Name     string   `yaml:"name"`
+	Kind     StepKind `yaml:"kind"`
+	Function string   `yaml:"function"`
+}
+
+// Sink says where output records go.
+type Sink struct {
+	Topic string `yaml:"topic"`
+}
+
+// DeadLetter says where failed records go.
+type DeadLetter struct {
+	Topic string `yaml:"topic"`
+}
+
+// Limits bound what a node spends on a pipeline.
+type Limits struct {
+	MemoryLimit ByteSize      `yaml:"memory_limit"` // per function instance
+	CallTimeout time.Duration `yaml:"call_timeout"` // per guest call (one batch)
+	QueueSize   int           `yaml:"queue_size"`   // batches buffered per partition
+	Overload    Overload      `yaml:"overload"`
+	SampleRate  float64       `yaml:"sample_rate"` // for overload: sample
+}
+
+// ByteSize is a size in bytes that YAML may write as 64MiB, 512KiB, 1GB or a
+// plain number.
+type ByteSize int64
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+var sizeRE = regexp.MustCompile(`^(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB|k|K|M|G)?$`)
+
+// ParseByteSize parses a size such as 64MiB.
+func ParseByteSize(s string) (ByteSize, error) {
+	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("size %q: want a number of bytes with an optional unit (B, KiB, MiB, GiB, KB, MB, GB)", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	mult := map[string]int64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+		"k": 1 << 10, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m[2]]
+	return ByteSize(n * mult), nil
+}
+
+// Defaults of the pipeline file.
+const (
+	DefaultCommitInterval = 100 * time.Millisecond
+	DefaultBatchSize      = 500
+	DefaultQueueSize      = 4
+	DefaultMemoryLimit    = 128 << 20
+	DefaultCallTimeout    = time.Second
+)
+
+// ValidationError is a problem in a pipeline file, located by field and line.
+type ValidationError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *ValidationError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Field == "" {
+		return loc + ": " + e.Msg
+	}
+	return loc + ": " + e.Field + ": " + e.Msg
+}
+
+// LoadPipeline reads, defaults and validates a pipeline file. Every problem
+// found is reported (joined), each naming its field and line.
+func LoadPipeline(path string) (*Pipeline, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ParsePipeline(path, src)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	p.Dir = dir
+	return p, nil
+}
+
+// ParsePipeline parses and validates pipeline YAML; name is used in errors.
+func ParsePipeline(name string, src []byte) (*Pipeline, error) {
+	p := &Pipeline{file: name, lines: map[string]int{}}
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil {
+		return nil, &ValidationError{File: name, Msg: err.Error()}
+	}
+	if len(root.Content) == 0 {
+		return nil, &ValidationError{File: name, Msg: "the file is empty"}
+	}
+	indexLines(root.Content[0], "", p.lines)
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			var errs []error
+			for _, e := range te.Errors {
+				errs = append(errs, p.locate(strings.TrimPrefix(e, "yaml: ")))
+			}
+			return nil, errors.Join(errs...)
+		}
+		return nil, &ValidationError{File: name, Msg: err.Error()}
+	}
+	p.setDefaults()
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// locate turns a decoder message "line N: ..." into an error naming the field
+// written on that line.
+func (p *Pipeline) locate(msg string) *ValidationError {
+	m := lineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &ValidationError{File: p.file, Msg: msg}
+	}
+	line, _ := strconv.Atoi(m[1])
+	field := ""
+	for f, l := range p.lines {
+		if l == line && len(f) > len(field) {
+			field = f
+		}
+	}
+	msg = m[2]
+	if strings.Contains(msg, "into time.Duration") {
+		msg += " (want a duration such as 100ms, 1s or 2m)"
+	}
+	return &ValidationError{File: p.file, Line: line, Field: field, Msg: msg}
+}
+
+// indexLines records the line of every mapping key and sequence item.
+func indexLines(n *yaml.Node, path string, lines map[string]int) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			lines[p] = k.Line
+			indexLines(v, p, lines)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			lines[p] = c.Line
+			indexLines(c, p, lines)
+		}
+	}
+}
+
+func (p *Pipeline) setDefaults() {
+	if p.Source.Start == "" {
+		p.Source.Start = "earliest"
+	}
+	if p.Source.Format == "" {
+		p.Source.Format = "json"
+	}
+	if p.Delivery == "" {
+		p.Delivery = AtLeastOnce
+	}
+	if p.CommitInterval == 0 {
+		p.CommitInterval = DefaultCommitInterval
+	}
+	if p.BatchSize == 0 {
+		p.BatchSize = DefaultBatchSize
+	}
+	if p.DeadLetter.Topic == "" && p.Name != "" {
+		p.DeadLetter.Topic = p.Name + "-dlq"
+	}
+	for i := range p.Steps {
+		if p.Steps[i].Name == "" {
+			p.Steps[i].Name = fmt.Sprintf("step%d", i+1)
+		}
+	}
+	l := &p.Limits
+	if l.MemoryLimit == 0 {
+		l.MemoryLimit = DefaultMemoryLimit
+	}
+	if l.CallTimeout == 0 {
+		l.CallTimeout = DefaultCallTimeout
+	}
+	if l.QueueSize == 0 {
+		l.QueueSize = DefaultQueueSize
+	}
+	if l.Overload == "" {
+		l.Overload = OverloadBlock
+	}
+}
+
+var topicRE = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+
+func (p *Pipeline) validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		line := p.lines[field]
+		for f := field; line == 0 && f != ""; {
+			if i := strings.LastIndexAny(f, ".["); i > 0 {
+				f = f[:i]
+			} else {
+				f = ""
+			}
+			line = p.lines[f]
+		}
+		errs = append(errs, &ValidationError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if p.Name == "" {
+		bad("name", "is required (it names the consumer group and the default dead-letter topic)")
+	} else if !topicRE.MatchString(p.Name) {
+		bad("name", "%q: use letters, digits, '.', '_' and '-'", p.Name)
+	}
+	if len(p.Source.Topics) == 0 {
+		bad("source.topics", "name at least one topic")
+	}
+	for i, t := range p.Source.Topics {
+		if !topicRE.MatchString(t) {
+			bad(fmt.Sprintf("source.topics[%d]", i), "%q is not a valid topic name", t)
+		}
+	}
+	if s := p.Source.Start; s != "earliest" && s != "latest" {
+		bad("source.start", "must be earliest or latest, got %q", s)
+	}
+	if f := p.Source.Format; f != "json" && f != "bytes" {
+		bad("source.format", "must be json or bytes, got %q", f)
+	}
+	if len(p.Steps) == 0 {
+		bad("steps", "name at least one step")
+	}
+	names := map[string]bool{}
+	for i, s := range p.Steps {
+		f := fmt.Sprintf("steps[%d]", i)
+		switch s.Kind {
+		case StepMap, StepFilter, StepFlatMap:
+		case "":
+			bad(f+".kind", "is required: map, filter or flat_map")
+		default:
+			bad(f+".kind", "must be map, filter or flat_map, got %q", s.Kind)
+		}
+		if s.Function == "" {
+			bad(f+".function", "is required: the path of a .wasm file")
+		}
+		if names[s.Name] {
+			bad(f+".name", "%q is used by an earlier step", s.Name)
+		}
+		names[s.Name] = true
+	}
+	if p.Sink.Topic == "" {
+		bad("sink.topic", "is required")
+	} else if !topicRE.MatchString(p.Sink.Topic) {
+		bad("sink.topic", "%q is not a valid topic name", p.Sink.Topic)
+	}
+	for _, t := range p.Source.Topics {
+		if t == p.Sink.Topic {
+			bad("sink.topic", "%q is also a source topic: the pipeline would read its own output", t)
+		}
+	}
+	if p.DeadLetter.Topic != "" && !topicRE.MatchString(p.DeadLetter.Topic) {
+		bad("dead_letter.topic", "%q is not a valid topic name", p.DeadLetter.Topic)
+	}
+	switch p.Delivery {
+	case AtMostOnce, AtLeastOnce, ExactlyOnce:
+	default:
+		bad("delivery", "must be at_most_once, at_least_once or exactly_once, got %q", p.Delivery)
+	}
+	if p.CommitInterval < time.Millisecond {
+		bad("commit_interval", "must be at least 1ms, got %s", p.CommitInterval)
+	}
+	if p.BatchSize < 1 || p.BatchSize > 100000 {
+		bad("batch_size", "must be between 1 and 100000, got %d", p.BatchSize)
+	}
+	l := p.Limits
+	if l.MemoryLimit < 64<<10 || l.MemoryLimit > 2<<30-64<<10 {
+		bad("limits.memory_limit", "must be between 64KiB and just under 2GiB, got %d bytes", l.MemoryLimit)
+	}
+	if l.CallTimeout <= 0 {
+		bad("limits.call_timeout", "must be positive, got %s", l.CallTimeout)
+	}
+	if l.QueueSize < 1 {
+		bad("limits.queue_size", "must be at least 1, got %d", l.QueueSize)
+	}
+	switch l.Overload {
+	case OverloadBlock, OverloadDrop:
+	case OverloadSample:
+		if l.SampleRate <= 0 || l.SampleRate > 1 {
+			bad("limits.sample_rate", "must be in (0, 1] with overload: sample, got %g", l.SampleRate)
+		}
+	default:
+		bad("limits.overload", "must be block, drop or sample, got %q", l.Overload)
+	}
+	return errors.Join(errs...)
+}
+
+// FunctionPath returns the path of step i's module, resolved against the
+// pipeline file's directory.
+func (p *Pipeline) FunctionPath(i int) string {
+	f := p.Steps[i].Function
+	if filepath.IsAbs(f) || p.Dir == "" {
+		return f
+	}
+	return filepath.Join(p.Dir, f)
+}
