@@ -1,0 +1,197 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/abi"
+)
+
+// toABI converts a Kafka record to an ABI record (views, not copies).
+func toABI(r *kgo.Record) abi.Record {
+	a := abi.Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp.UnixMilli()}
+	if len(r.Headers) > 0 {
+		a.Headers = make([]abi.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			a.Headers[i] = abi.Header{Key: h.Key, Value: h.Value}
+		}
+	}
+	return a
+}
+
+// toKafka converts an ABI record to a Kafka record for topic, copying bytes
+// (the ABI record may point into buffers that are reused).
+func toKafka(topic string, a *abi.Record) *kgo.Record {
+	r := &kgo.Record{Topic: topic, Timestamp: time.UnixMilli(a.Timestamp)}
+	if a.Key != nil {
+		r.Key = append([]byte{}, a.Key...)
+	}
+	if a.Value != nil {
+		r.Value = append([]byte{}, a.Value...)
+	}
+	if len(a.Headers) > 0 {
+		r.Headers = make([]kgo.RecordHeader, len(a.Headers))
+		for i, h := range a.Headers {
+			r.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: append([]byte(nil), h.Value...)}
+		}
+	}
+	return r
+}
+
+// RecordSource yields records to produce; it returns io.EOF after the last.
+type RecordSource func() (abi.Record, error)
+
+// Produce writes every record from next to topic, keyed (Kafka's default
+// partitioner: murmur2 of the key), waits until all are acknowledged, and
+// reports progress every 10,000 records. It returns how many were written.
+func Produce(ctx context.Context, brokers []string, topic string, next RecordSource, progress func(n int)) (int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(5*time.Millisecond), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var (
+		n       int
+		failure = make(chan error, 1)
+	)
+	for {
+		rec, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		cl.Produce(ctx, toKafka(topic, &rec), func(_ *kgo.Record, err error) {
+			if err != nil {
+				select {
+				case failure <- err:
+				default:
+				}
+			}
+		})
+		n++
+		if progress != nil && n%10000 == 0 {
+			progress(n)
+		}
+		select {
+		case err := <-failure:
+			return n, fmt.Errorf("produce to %s: %w", topic, err)
+		default:
+		}
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return n, err
+	}
+	select {
+	case err := <-failure:
+		return n, fmt.Errorf("produce to %s: %w", topic, err)
+	default:
+	}
+	if progress != nil {
+		progress(n)
+	}
+	return n, nil
+}
+
+// ConsumeOptions configure Consume.
+type ConsumeOptions struct {
+	// FromLatest starts at the end instead of the beginning.
+	FromLatest bool
+	// ReadUncommitted also returns records of open and aborted transactions.
+	// The default, read_committed, is what exactly-once consumers see.
+	ReadUncommitted bool
+	// Max stops after this many records (0: no limit).
+	Max int
+	// Idle stops after no record arrived for this long (0: never).
+	Idle time.Duration
+}
+
+// Meta is where a consumed record came from.
+type Meta struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// Consume reads topic without a consumer group and calls fn for each record,
+// in order per partition, until ctx ends, Max records were read, or Idle
+// passed without a record.
+func Consume(ctx context.Context, brokers []string, topic string, opts ConsumeOptions, fn func(abi.Record, Meta) error) (int, error) {
+	start := kgo.NewOffset().AtStart()
+	if opts.FromLatest {
+		start = kgo.NewOffset().AtEnd()
+	}
+	iso := kgo.ReadCommitted()
+	if opts.ReadUncommitted {
+		iso = kgo.ReadUncommitted()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start), kgo.FetchIsolationLevel(iso))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	n := 0
+	for {
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if opts.Idle > 0 {
+			pctx, cancel = context.WithTimeout(ctx, opts.Idle)
+		}
+		fetches := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return n, nil
+		}
+		if fetches.Empty() && pctx.Err() != nil {
+			return n, nil // idle
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				ferr = fmt.Errorf("consume %s[%d]: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return n, ferr
+		}
+		for it := fetches.RecordIter(); !it.Done(); {
+			r := it.Next()
+			if err := fn(toABI(r), Meta{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}); err != nil {
+				return n, err
+			}
+			n++
+			if opts.Max > 0 && n >= opts.Max {
+				return n, nil
+			}
+		}
+	}
+}
+
+// CreateTopics creates topics with the given partitions (replication 1 on a
+// single broker, else the cluster default), ignoring ones that exist.
+func CreateTopics(ctx context.Context, brokers []string, partitions int32, topics ...string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	res, err := adm.CreateTopics(ctx, partitions, -1, nil, topics...)
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Sorted() {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+		}
+	}
+	return nil
+}

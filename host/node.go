@@ -1,0 +1,522 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// NodeConfig configures a node.
+type NodeConfig struct {
+	Brokers []string
+	// NodeID distinguishes this node's transactional ID
+	// (<pipeline>-<node id>). Default: hostname-pid.
+	NodeID string
+	Logger *slog.Logger
+	// Engine compiles the pipeline's functions; it is shared so that its
+	// compilation cache is. Required.
+	Engine *runtime.Engine
+	// ClientOpts are added to the Kafka client's options (tests).
+	ClientOpts []kgo.Opt
+}
+
+// Stats are a node's counters since it started.
+type Stats struct {
+	In, Out, DeadLettered, Dropped, Commits, Aborts int64
+}
+
+type counters struct {
+	in, out, deadLettered, dropped, commits, aborts atomic.Int64
+}
+
+// Node runs one pipeline: it joins the pipeline's consumer group, runs a task
+// per assigned partition and moves records from the source topics through the
+// steps to the sink under the pipeline's delivery guarantee.
+//
+// Run it once; it returns when its context ends (after a clean shutdown) or
+// on a fatal error.
+type Node struct {
+	p     *Pipeline
+	cfg   NodeConfig
+	log   *slog.Logger
+	fns   []*runtime.Function
+	stats counters
+
+	cl   *kgo.Client
+	sess *kgo.GroupTransactSession
+
+	fatal     chan error // first fatal error, from any goroutine
+	fatalOnce sync.Once
+
+	mu struct {
+		sync.Mutex
+		tasks map[string]map[int32]*task
+	}
+	runCtx context.Context
+}
+
+// NewNode loads the pipeline's functions (validating each module) and returns
+// a node ready to Run.
+func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
+	if cfg.Engine == nil {
+		return nil, errors.New("host: NodeConfig.Engine is required")
+	}
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("host: no brokers")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.NodeID == "" {
+		h, _ := os.Hostname()
+		cfg.NodeID = h + "-" + strconv.Itoa(os.Getpid())
+	}
+	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1)}
+	n.mu.tasks = map[string]map[int32]*task{}
+	for i, s := range p.Steps {
+		wasm, err := os.ReadFile(p.FunctionPath(i))
+		if err != nil {
+			n.closeFunctions(ctx)
+			return nil, fmt.Errorf("step %s: %w", s.Name, err)
+		}
+		fn, err := cfg.Engine.Load(ctx, s.Name, wasm,
+			runtime.WithMemoryLimit(int(p.Limits.MemoryLimit)), runtime.WithCallTimeout(p.Limits.CallTimeout),
+			runtime.WithLogger(n.log.With("step", s.Name)))
+		if err != nil {
+			n.closeFunctions(ctx)
+			return nil, fmt.Errorf("step %s: %w", s.Name, err)
+		}
+		n.fns = append(n.fns, fn)
+	}
+	return n, nil
+}
+
+func (n *Node) closeFunctions(ctx context.Context) {
+	for _, f := range n.fns {
+		f.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// Stats returns the node's counters.
+func (n *Node) Stats() Stats {
+	return Stats{In: n.stats.in.Load(), Out: n.stats.out.Load(), DeadLettered: n.stats.deadLettered.Load(),
+		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load()}
+}
+
+func (n *Node) client() *kgo.Client { return n.cl }
+
+// fail records a fatal error; Run returns it.
+func (n *Node) fail(err error) {
+	n.fatalOnce.Do(func() { n.fatal <- err })
+}
+
+func (n *Node) clientOpts() []kgo.Opt {
+	p := n.p
+	start := kgo.NewOffset().AtStart()
+	if p.Source.Start == "latest" {
+		start = kgo.NewOffset().AtEnd()
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(n.cfg.Brokers...),
+		kgo.ClientID("eddy-" + n.cfg.NodeID),
+		kgo.ConsumerGroup(p.Name),
+		kgo.ConsumeTopics(p.Source.Topics...),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.ConsumeResetOffset(start),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxBytes(16 << 20),
+		kgo.FetchMaxPartitionBytes(4 << 20),
+		kgo.AllowAutoTopicCreation(),
+		kgo.OnPartitionsAssigned(n.assigned),
+		kgo.OnPartitionsRevoked(n.revoked),
+		kgo.OnPartitionsLost(n.lost),
+		kgo.ProducerLinger(time.Millisecond),
+	}
+	switch p.Delivery {
+	case ExactlyOnce:
+		opts = append(opts,
+			kgo.TransactionalID(p.Name+"-"+n.cfg.NodeID),
+			kgo.TransactionTimeout(max(10*time.Second, 10*p.CommitInterval)),
+			kgo.RequireStableFetchOffsets())
+	case AtLeastOnce:
+		opts = append(opts, kgo.AutoCommitMarks(), kgo.AutoCommitInterval(max(p.CommitInterval, 100*time.Millisecond)))
+	case AtMostOnce:
+		opts = append(opts, kgo.DisableAutoCommit())
+	}
+	return append(opts, n.cfg.ClientOpts...)
+}
+
+// Run runs the node until ctx ends or a fatal error.
+func (n *Node) Run(ctx context.Context) error {
+	defer n.closeFunctions(ctx)
+	n.runCtx = ctx
+	var err error
+	if n.p.Delivery == ExactlyOnce {
+		n.sess, err = kgo.NewGroupTransactSession(n.clientOpts()...)
+		if err == nil {
+			n.cl = n.sess.Client()
+		}
+	} else {
+		n.cl, err = kgo.NewClient(n.clientOpts()...)
+	}
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
+	runErr := n.loop(ctx)
+	n.shutdown(runErr)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	return nil
+}
+
+// loop polls, dispatches batches to tasks and ends transactions.
+func (n *Node) loop(ctx context.Context) error {
+	eos := n.p.Delivery == ExactlyOnce
+	txnStart := time.Time{}
+	for {
+		select {
+		case err := <-n.fatal:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if eos && txnStart.IsZero() {
+			if err := n.sess.Begin(); err != nil {
+				return fmt.Errorf("begin transaction: %w", err)
+			}
+			txnStart = time.Now()
+		}
+		// Poll at most until the next commit is due.
+		wait := n.p.CommitInterval
+		if eos {
+			wait = max(time.Millisecond, n.p.CommitInterval-time.Since(txnStart))
+		}
+		pctx, cancel := context.WithTimeout(ctx, wait)
+		var fetches kgo.Fetches
+		if eos {
+			fetches = n.sess.PollRecords(pctx, n.pollSize())
+		} else {
+			fetches = n.cl.PollRecords(pctx, n.pollSize())
+		}
+		cancel()
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return ctx.Err()
+		}
+		var ferr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
+			n.log.Warn("fetch error", "topic", t, "partition", p, "error", err)
+			if errors.Is(err, kgo.ErrClientClosed) {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if n.p.Delivery == AtMostOnce && fetches.NumRecords() > 0 {
+			// Commit before processing: a crash loses these records rather
+			// than produce their output twice.
+			if err := n.cl.CommitRecords(ctx, fetches.Records()...); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+			n.stats.commits.Add(1)
+		}
+		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			if len(fp.Records) > 0 {
+				n.dispatch(ctx, fp)
+			}
+		})
+		n.flushHeld(ctx)
+		if eos && time.Since(txnStart) >= n.p.CommitInterval {
+			if err := n.endTransaction(ctx, kgo.TryCommit); err != nil {
+				return err
+			}
+			txnStart = time.Time{}
+		}
+	}
+}
+
+// pollSize is how many records one poll may return: a batch per partition.
+func (n *Node) pollSize() int {
+	n.mu.Lock()
+	parts := 0
+	for _, ps := range n.mu.tasks {
+		parts += len(ps)
+	}
+	n.mu.Unlock()
+	return n.p.BatchSize * max(1, parts)
+}
+
+// dispatch queues a partition's fetched records on its task, in batches.
+// When the task's queue is full: with overload "block" the partition is
+// paused and the batch held until there is room; "drop" and "sample" shed
+// load instead, counting what they drop.
+//
+// It holds n.mu throughout, so a task cannot be stopped (and its queue
+// closed) while a batch is being sent to it; held batches are guarded by
+// n.mu too.
+func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	t := n.mu.tasks[fp.Topic][fp.Partition]
+	if t == nil {
+		return // revoked meanwhile: the next owner fetches these again
+	}
+	recs := fp.Records
+	for len(recs) > 0 {
+		k := min(len(recs), n.p.BatchSize)
+		b := &batch{records: recs[:k], last: recs[k-1]}
+		recs = recs[k:]
+		if t.held != nil {
+			// The partition is paused; records fetched before the pause took
+			// effect join the held batch.
+			t.held.records = append(t.held.records, b.records...)
+			t.held.last = b.last
+			continue
+		}
+		t.admit(b)
+		select {
+		case t.in <- b:
+			continue
+		default:
+		}
+		switch n.p.Limits.Overload {
+		case OverloadDrop, OverloadSample:
+			n.shed(ctx, t, b)
+		default:
+			t.held = b
+			n.cl.PauseFetchPartitions(map[string][]int32{t.topic: {t.part}})
+		}
+	}
+}
+
+// shed drops (or, for "sample", keeps a sample of) a batch that found the
+// queue full.
+func (n *Node) shed(ctx context.Context, t *task, b *batch) {
+	if n.p.Limits.Overload == OverloadSample {
+		kept := b.records[:0:0]
+		for _, r := range b.records {
+			h := fnv.New32a()
+			fmt.Fprintf(h, "%s/%d/%d", r.Topic, r.Partition, r.Offset)
+			if float64(h.Sum32())/float64(1<<32) < n.p.Limits.SampleRate {
+				kept = append(kept, r)
+			}
+		}
+		dropped := len(b.records) - len(kept)
+		n.stats.dropped.Add(int64(dropped))
+		n.log.Warn("overloaded: sampled a batch", "topic", t.topic, "partition", t.part, "kept", len(kept), "dropped", dropped)
+		if len(kept) > 0 {
+			// The kept records wait for room: sampling sheds load, it does
+			// not skip the queue.
+			b.records = kept
+			select {
+			case t.in <- b:
+			case <-ctx.Done():
+			}
+			return
+		}
+	} else {
+		n.stats.dropped.Add(int64(len(b.records)))
+		n.log.Warn("overloaded: dropped a batch", "topic", t.topic, "partition", t.part, "records", len(b.records))
+	}
+	t.settle(b)
+	close(b.done)
+}
+
+// flushHeld queues held batches whose task has room again and resumes their
+// partitions.
+func (n *Node) flushHeld(ctx context.Context) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ps := range n.mu.tasks {
+		for _, t := range ps {
+			if t.held == nil {
+				continue
+			}
+			select {
+			case t.in <- t.held:
+				t.held = nil
+				n.cl.ResumeFetchPartitions(map[string][]int32{t.topic: {t.part}})
+			default:
+			}
+		}
+	}
+}
+
+// drainTasks waits until every task has processed its queue and every
+// produced record is acknowledged (the barrier before a transaction ends).
+func (n *Node) drainTasks(ctx context.Context) error {
+	for {
+		n.flushHeld(ctx)
+		if err := n.cl.Flush(ctx); err != nil {
+			return err
+		}
+		n.mu.Lock()
+		idle := true
+		for _, ps := range n.mu.tasks {
+			for _, t := range ps {
+				if t.held != nil || !t.idle() {
+					idle = false
+				}
+			}
+		}
+		n.mu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case err := <-n.fatal:
+			n.fail(err)
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// endTransaction waits for all work of the transaction, then commits it with
+// the consumed offsets (or aborts: the session then rewinds to the committed
+// offsets and the records are processed again).
+func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) error {
+	if err := n.drainTasks(ctx); err != nil {
+		try = kgo.TryAbort
+		if errors.Is(err, context.Canceled) {
+			ctx = context.WithoutCancel(ctx)
+		}
+	}
+	committed, err := n.sess.End(ctx, try)
+	if err != nil {
+		return fmt.Errorf("end transaction: %w", err)
+	}
+	if committed {
+		n.stats.commits.Add(1)
+	} else {
+		n.stats.aborts.Add(1)
+		n.log.Info("transaction aborted; records will be processed again")
+	}
+	return nil
+}
+
+func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for topic, ps := range parts {
+		if n.mu.tasks[topic] == nil {
+			n.mu.tasks[topic] = map[int32]*task{}
+		}
+		for _, p := range ps {
+			t, err := n.newTask(n.runCtx, topic, p)
+			if err != nil {
+				n.fail(err)
+				return
+			}
+			n.mu.tasks[topic][p] = t
+		}
+	}
+	n.log.Info("partitions assigned", "partitions", parts)
+}
+
+// revoked stops the tasks of revoked partitions. Under at_least_once they
+// finish their queued batches and the marked offsets are committed before
+// the partitions move; under exactly_once the open transaction is aborted by
+// the session, so queued work is dropped.
+func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	drain := n.p.Delivery != ExactlyOnce
+	n.stopTasks(parts, drain)
+	if n.p.Delivery == AtLeastOnce {
+		if err := cl.Flush(ctx); err == nil {
+			if err := cl.CommitMarkedOffsets(ctx); err != nil {
+				n.log.Warn("commit on revoke failed", "error", err)
+			}
+		}
+	}
+	n.log.Info("partitions revoked", "partitions", parts)
+}
+
+func (n *Node) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	n.stopTasks(parts, false)
+	n.log.Warn("partitions lost", "partitions", parts)
+}
+
+func (n *Node) stopTasks(parts map[string][]int32, drain bool) {
+	n.mu.Lock()
+	var ts []*task
+	var held []*batch
+	for topic, ps := range parts {
+		for _, p := range ps {
+			if t := n.mu.tasks[topic][p]; t != nil {
+				ts = append(ts, t)
+				held = append(held, t.held)
+				t.held = nil
+				delete(n.mu.tasks[topic], p)
+			}
+		}
+	}
+	n.mu.Unlock()
+	for i, t := range ts {
+		if held[i] != nil && drain {
+			t.in <- held[i] // the queue drains as the task runs
+		}
+		t.stop(drain)
+	}
+}
+
+// shutdown finishes or aborts the open work, commits, leaves the group and
+// closes the client.
+func (n *Node) shutdown(cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clean := cause == nil || errors.Is(cause, context.Canceled)
+	switch n.p.Delivery {
+	case ExactlyOnce:
+		try := kgo.TryAbort
+		if clean {
+			try = kgo.TryCommit
+		}
+		if err := n.endTransaction(ctx, try); err != nil {
+			n.log.Warn("ending the last transaction", "error", err)
+		}
+	case AtLeastOnce:
+		if clean {
+			if err := n.drainTasks(ctx); err == nil {
+				if err := n.cl.CommitMarkedOffsets(ctx); err != nil {
+					n.log.Warn("final commit failed", "error", err)
+				}
+			}
+		}
+	}
+	n.mu.Lock()
+	all := map[string][]int32{}
+	for topic, ps := range n.mu.tasks {
+		for p := range ps {
+			all[topic] = append(all[topic], p)
+		}
+	}
+	n.mu.Unlock()
+	n.stopTasks(all, false)
+	if n.sess != nil {
+		n.sess.Close()
+	} else {
+		n.cl.Close()
+	}
+	st := n.Stats()
+	n.log.Info("node stopped", "in", st.In, "out", st.Out, "dead_lettered", st.DeadLettered, "dropped", st.Dropped,
+		"commits", st.Commits, "aborts", st.Aborts, "error", cause)
+}

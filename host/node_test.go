@@ -1,0 +1,226 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "eddy-host-cache")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func startBroker(t *testing.T, topics ...string) *embedded.Broker {
+	t.Helper()
+	b, err := embedded.Start(embedded.Config{Partitions: 4, Topics: topics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// pipeline writes a pipeline file running guest over in → out.
+func pipeline(t *testing.T, name, guest string, delivery host.Delivery, extra string) *host.Pipeline {
+	t.Helper()
+	wasm, err := filepath.Abs(filepath.Join("..", "testdata", guest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fmt.Sprintf(`name: %s
+source:
+  topics: [in]
+steps:
+  - name: fn
+    kind: map
+    function: %s
+sink:
+  topic: out
+dead_letter:
+  topic: dlq
+delivery: %s
+commit_interval: 50ms
+batch_size: 100
+%s`, name, wasm, delivery, extra)
+	path := filepath.Join(t.TempDir(), "pipeline.yaml")
+	os.WriteFile(path, []byte(src), 0o644)
+	p, err := host.LoadPipeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runningNode starts a node; stop it with the returned function.
+type runningNode struct {
+	node   *host.Node
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startNode(t *testing.T, b *embedded.Broker, p *host.Pipeline, id string) *runningNode {
+	t.Helper()
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: []string{b.Addr()}, NodeID: id, Engine: eng, Logger: testLogger(t).With("id", id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runningNode{node: n, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- n.Run(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+func (r *runningNode) stop(t *testing.T) {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("node: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Error("node did not stop within 60s")
+	}
+}
+
+func produceN(t *testing.T, b *embedded.Broker, topic string, from, to int) {
+	t.Helper()
+	i := from
+	_, err := host.Produce(context.Background(), []string{b.Addr()}, topic, func() (abi.Record, error) {
+		if i >= to {
+			return abi.Record{}, io.EOF
+		}
+		r := abi.Record{Key: []byte(fmt.Sprintf("k%d", i%37)), Value: []byte(fmt.Sprintf("v%06d", i)), Timestamp: int64(1700000000000 + i)}
+		i++
+		return r, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// consumeAll reads a topic (read_committed) until it has want records or
+// nothing new arrives for idle.
+func consumeAll(t *testing.T, b *embedded.Broker, topic string, want int, idle time.Duration) []abi.Record {
+	t.Helper()
+	var recs []abi.Record
+	var mu sync.Mutex
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		recs = recs[:0]
+		_, err := host.Consume(context.Background(), []string{b.Addr()}, topic, host.ConsumeOptions{Idle: idle}, func(r abi.Record, _ host.Meta) error {
+			mu.Lock()
+			recs = append(recs, abi.Record{Key: append([]byte(nil), r.Key...), Value: append([]byte(nil), r.Value...), Timestamp: r.Timestamp, Headers: r.Headers})
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) >= want || time.Now().After(deadline) {
+			return recs
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkExactlyOnce verifies out holds the upper-cased value of every input in
+// [0, n) exactly once.
+func checkOutput(t *testing.T, out []abi.Record, n int, exactlyOnce bool) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, r := range out {
+		seen[string(r.Value)]++
+	}
+	var missing, dup []string
+	for i := 0; i < n; i++ {
+		v := fmt.Sprintf("V%06d", i)
+		switch c := seen[v]; {
+		case c == 0:
+			missing = append(missing, v)
+		case c > 1 && exactlyOnce:
+			dup = append(dup, v)
+		}
+		delete(seen, v)
+	}
+	extra := make([]string, 0, len(seen))
+	for v := range seen {
+		extra = append(extra, v)
+	}
+	sort.Strings(extra)
+	if len(missing) > 0 || len(dup) > 0 || len(extra) > 0 {
+		t.Fatalf("output of %d records for %d inputs: %d missing (%s), %d duplicated (%s), %d unexpected (%s)",
+			len(out), n, len(missing), head(missing), len(dup), head(dup), len(extra), head(extra))
+	}
+}
+
+func head(s []string) string {
+	if len(s) > 5 {
+		s = s[:5]
+	}
+	return strings.Join(s, " ")
+}
+
+func TestNodeAtLeastOnce(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "alo", "go/upper.wasm", host.AtLeastOnce, "")
+	produceN(t, b, "in", 0, 2000)
+	n := startNode(t, b, p, "a")
+	out := consumeAll(t, b, "out", 2000, 2*time.Second)
+	checkOutput(t, out, 2000, false)
+	n.stop(t)
+	if st := n.node.Stats(); st.In < 2000 || st.Out < 2000 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestNodeExactlyOnce(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "eos", "go/upper.wasm", host.ExactlyOnce, "")
+	produceN(t, b, "in", 0, 2000)
+	n := startNode(t, b, p, "a")
+	out := consumeAll(t, b, "out", 2000, 2*time.Second)
+	checkOutput(t, out, 2000, true)
+	n.stop(t)
+	if st := n.node.Stats(); st.Commits == 0 {
+		t.Fatalf("no transaction committed: %+v", st)
+	}
+}

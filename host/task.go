@@ -1,0 +1,243 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// batch is a run of consecutive records of one partition.
+type batch struct {
+	records []*kgo.Record
+	last    *kgo.Record // the last fetched record: its offset is committed when the batch is done
+	// pending counts produces not yet acknowledged (plus one while the task
+	// is still processing); the batch is done at zero.
+	pending int
+	done    chan struct{} // closed when processed (before acks)
+}
+
+// task processes one assigned partition. It owns one instance of every
+// step's function and a goroutine that takes batches from its queue in
+// order. The node's poll loop is the only sender on in and closes it to stop
+// the task (see stop).
+type task struct {
+	n     *Node
+	topic string
+	part  int32
+	insts []*runtime.Instance
+	outs  []runtime.Output // one per step: a step's output stays valid while the next runs
+	in    chan *batch
+	quit  chan struct{} // closed to stop at once (revocation, shutdown)
+	done  chan struct{} // closed when the goroutine has returned
+
+	// held is a batch that did not fit in the queue; the partition is
+	// paused until it is queued (overload: block). Guarded by the node's mu.
+	held *batch
+
+	mu struct {
+		sync.Mutex
+		inflight []*batch // batches processed or in progress, awaiting acks (at_least_once)
+		failed   error
+	}
+}
+
+func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, error) {
+	t := &task{
+		n: n, topic: topic, part: part,
+		outs: make([]runtime.Output, len(n.fns)),
+		in:   make(chan *batch, n.p.Limits.QueueSize),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	for _, fn := range n.fns {
+		inst, err := fn.NewInstance(ctx)
+		if err != nil {
+			t.closeInstances(ctx)
+			return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
+		}
+		t.insts = append(t.insts, inst)
+	}
+	go t.run(ctx)
+	return t, nil
+}
+
+func (t *task) closeInstances(ctx context.Context) {
+	for _, i := range t.insts {
+		i.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// run processes batches until in is closed or quit.
+func (t *task) run(ctx context.Context) {
+	defer close(t.done)
+	defer t.closeInstances(ctx)
+	for {
+		select {
+		case <-t.quit:
+			return
+		case b, ok := <-t.in:
+			if !ok {
+				return
+			}
+			if err := t.process(ctx, b); err != nil {
+				t.mu.Lock()
+				t.mu.failed = err
+				t.mu.Unlock()
+				t.n.fail(err)
+				close(b.done)
+				return
+			}
+			close(b.done)
+		}
+	}
+}
+
+// stop ends the task: with drain, after the queued batches; without, at once
+// (queued batches are dropped and will be fetched again by the next owner,
+// since their offsets were not committed). It waits for the goroutine.
+func (t *task) stop(drain bool) {
+	if drain {
+		close(t.in)
+	} else {
+		close(t.quit)
+	}
+	<-t.done
+}
+
+// process runs one batch through every step and hands the results to the
+// producer: outputs to the sink, failures to the dead-letter topic.
+func (t *task) process(ctx context.Context, b *batch) error {
+	n := t.n
+	in := make([]abi.Record, len(b.records))
+	for i, r := range b.records {
+		in[i] = toABI(r)
+	}
+	// src[i] is the input record each current record descends from.
+	src := make([]int32, len(in))
+	for i := range src {
+		src[i] = int32(i)
+	}
+	cur := in
+	for s := range n.fns {
+		out := &t.outs[s]
+		out.Reset()
+		if err := t.insts[s].Process(ctx, cur, out); err != nil {
+			return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+		}
+		failed := map[int32]bool{}
+		for _, e := range out.Failed {
+			failed[int32(e.Index)] = true
+			t.deadLetter(ctx, b, b.records[src[e.Index]], s, e)
+		}
+		kind := n.p.Steps[s].Kind
+		if kind != StepFlatMap {
+			// Enforce the step's cardinality: map exactly one, filter at most one.
+			counts := make([]int, len(cur))
+			for _, f := range out.From {
+				counts[f]++
+			}
+			for i, c := range counts {
+				if failed[int32(i)] || (kind == StepMap && c == 1) || (kind == StepFilter && c <= 1) {
+					continue
+				}
+				failed[int32(i)] = true
+				t.deadLetter(ctx, b, b.records[src[i]], s, &runtime.Error{Function: n.fns[s].Name(), Kind: abi.KindProcess,
+					Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
+					Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
+			}
+		}
+		next := out.Records[:0:0]
+		nsrc := make([]int32, 0, len(out.Records))
+		for j := range out.Records {
+			f := out.From[j]
+			if failed[f] {
+				continue
+			}
+			next = append(next, out.Records[j])
+			nsrc = append(nsrc, src[f])
+		}
+		cur, src = next, nsrc
+	}
+	n.stats.in.Add(int64(len(in)))
+	n.stats.out.Add(int64(len(cur)))
+	for i := range cur {
+		t.produce(ctx, b, toKafka(n.p.Sink.Topic, &cur[i]))
+	}
+	t.settle(b) // the processing share of pending
+	return nil
+}
+
+// produce sends r, counting it against b until acknowledged.
+func (t *task) produce(ctx context.Context, b *batch, r *kgo.Record) {
+	t.mu.Lock()
+	b.pending++
+	t.mu.Unlock()
+	t.n.client().Produce(ctx, r, func(_ *kgo.Record, err error) {
+		if err != nil {
+			t.n.fail(fmt.Errorf("produce to %s: %w", r.Topic, err))
+			return
+		}
+		t.settle(b)
+	})
+}
+
+// settle takes one from b.pending; when batches at the head of the
+// partition's queue are settled, their offsets are marked for commit, in
+// order (at_least_once; the other guarantees commit elsewhere).
+func (t *task) settle(b *batch) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b.pending--
+	for len(t.mu.inflight) > 0 && t.mu.inflight[0].pending == 0 {
+		head := t.mu.inflight[0]
+		t.mu.inflight = t.mu.inflight[1:]
+		if t.n.p.Delivery == AtLeastOnce {
+			t.n.client().MarkCommitRecords(head.last)
+		}
+	}
+}
+
+// admit registers b as in flight; called by the poll loop before queueing.
+func (t *task) admit(b *batch) {
+	b.pending = 1
+	b.done = make(chan struct{})
+	t.mu.Lock()
+	t.mu.inflight = append(t.mu.inflight, b)
+	t.mu.Unlock()
+}
+
+// idle reports whether every admitted batch is settled.
+func (t *task) idle() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.mu.inflight) == 0
+}
+
+// deadLetter sends the input record that failed at step s to the dead-letter
+// topic, with headers naming the error, the function and the source.
+func (t *task) deadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, e *runtime.Error) {
+	n := t.n
+	n.stats.deadLettered.Add(1)
+	fn := n.fns[s]
+	r := &kgo.Record{
+		Topic: n.p.DeadLetter.Topic, Key: orig.Key, Value: orig.Value, Timestamp: orig.Timestamp,
+		Headers: append(append([]kgo.RecordHeader(nil), orig.Headers...),
+			kgo.RecordHeader{Key: "eddy.error", Value: []byte(e.Error())},
+			kgo.RecordHeader{Key: "eddy.error.code", Value: []byte(e.CodeString())},
+			kgo.RecordHeader{Key: "eddy.step", Value: []byte(n.p.Steps[s].Name)},
+			kgo.RecordHeader{Key: "eddy.function.digest", Value: []byte("sha256:" + fn.Digest())},
+			kgo.RecordHeader{Key: "eddy.source.topic", Value: []byte(orig.Topic)},
+			kgo.RecordHeader{Key: "eddy.source.partition", Value: []byte(strconv.Itoa(int(orig.Partition)))},
+			kgo.RecordHeader{Key: "eddy.source.offset", Value: []byte(strconv.FormatInt(orig.Offset, 10))},
+		),
+	}
+	n.log.Warn("record dead-lettered", "step", n.p.Steps[s].Name, "topic", orig.Topic, "partition", orig.Partition,
+		"offset", orig.Offset, "error", e.Error())
+	t.produce(ctx, b, r)
+}
