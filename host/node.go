@@ -176,7 +176,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
 	runErr := n.loop(ctx)
 	n.shutdown(runErr)
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+	if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
 	return nil
@@ -483,7 +483,9 @@ func (n *Node) stopTasks(parts map[string][]int32, drain bool) {
 func (n *Node) shutdown(cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	clean := cause == nil || errors.Is(cause, context.Canceled)
+	// The loop returns its context's error when asked to stop: that is a
+	// clean stop, whether cancelled or timed out.
+	clean := cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
 	switch n.p.Delivery {
 	case ExactlyOnce:
 		try := kgo.TryAbort

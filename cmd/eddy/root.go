@@ -76,6 +76,11 @@ AssemblyScript, compile them to .wasm, and let Eddy run them over records.`,
 		newInspectCmd(c),
 		newConformanceCmd(c),
 		newNewCmd(c),
+		newRunCmd(c),
+		newDevCmd(c),
+		newBrokerCmd(c),
+		newProduceCmd(c),
+		newConsumeCmd(c),
 		newVersionCmd(c),
 	)
 	return root

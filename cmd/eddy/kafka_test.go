@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/host/embedded"
+)
+
+// TestProduceRunConsume drives the Kafka commands end to end against an
+// embedded broker: produce JSON lines, run a pipeline until its output is
+// there, consume it.
+func TestProduceRunConsume(t *testing.T) {
+	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "words-up", "words-dlq"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, stderr, code := run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl"))
+	if code != 0 || !strings.Contains(stderr, "produced 5 records to words") {
+		t.Fatalf("produce: exit %d: %s", code, stderr)
+	}
+	upper, _ := filepath.Abs(td("go/upper.wasm"))
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: words
+source: {topics: [words]}
+steps:
+  - {name: up, kind: map, function: %s}
+sink: {topic: words-up}
+dead_letter: {topic: words-dlq}
+delivery: exactly_once
+`, upper)), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		code := execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr()}, strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
+		done <- code
+	}()
+	var stdout string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+		stdout, stderr, code = run(t, "", "consume", "--brokers", b.Addr(), "--topic", "words-up", "--idle", "1s")
+		if strings.Count(stdout, "\n") >= 5 {
+			break
+		}
+	}
+	cancel()
+	if c := <-done; c != 0 {
+		t.Fatalf("eddy run exited %d", c)
+	}
+	for _, want := range []string{`"value":"THE QUICK BROWN FOX"`, `"value":"NO KEY HERE"`, `"headers":{"source":"web"}`} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("consume output lacks %s:\n%s\n%s", want, stdout, stderr)
+		}
+	}
+	if strings.Count(stdout, "\n") != 5 {
+		t.Fatalf("consumed %d records, want 5:\n%s", strings.Count(stdout, "\n"), stdout)
+	}
+}
+
+func TestDevRunsTheDemo(t *testing.T) {
+	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--functions", td("go"), "--rate", "500", "--events", "300", "--duration", "8s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") {
+		t.Fatalf("stdout:\n%.500s\nstderr:\n%s", stdout, stderr)
+	}
+}
+
+func TestRunRejectsBadPipeline(t *testing.T) {
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte("name: x\nsource:\n  topics: [a]\nsteps:\n  - kind: mapp\n    function: f.wasm\nsink:\n  topic: b\n"), 0o644)
+	_, stderr, code := run(t, "", "run", pipe, "--brokers", "127.0.0.1:1")
+	if code != 1 || !strings.Contains(stderr, `p.yaml:5: steps[0].kind: must be map, filter or flat_map, got "mapp"`) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
