@@ -38,9 +38,9 @@ var references = map[string][]refCase{
 		{"error-codes", expectProcess(values("ok", "poison", "code77"), []string{`k=nil v="OK" t=0;`, "error 1", "error 77"})},
 		{"crash-is-isolated", expectCrashIsolated},
 	},
-	"stats": {{"count-sum-avg", expectStats}},
+	"stats":   {{"count-sum-avg", expectStats}},
 	"counter": {{"keyed-state-counters-and-logging", expectCounter}},
-	"joiner": {{"nests-both-sides", expectJoin}},
+	"joiner":  {{"nests-both-sides", expectJoin}},
 	"wordkey": {{"key-and-timestamp", expectWordkey}},
 }
 
