@@ -224,3 +224,70 @@ func TestNodeExactlyOnce(t *testing.T) {
 		t.Fatalf("no transaction committed: %+v", st)
 	}
 }
+
+func TestDeadLetterHeadersAndTheRestOfTheStream(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "dlq", "go/poison.wasm", host.ExactlyOnce, "")
+	values := []string{"a", "poison", "b", "panic", "c", "code77", "d"}
+	i := 0
+	_, err := host.Produce(context.Background(), []string{b.Addr()}, "in", func() (abi.Record, error) {
+		if i >= len(values) {
+			return abi.Record{}, io.EOF
+		}
+		i++
+		return abi.Record{Key: []byte("same-key"), Value: []byte(values[i-1])}, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startNode(t, b, p, "a")
+	out := consumeAll(t, b, "out", 4, time.Second)
+	got := []string{}
+	for _, r := range out {
+		got = append(got, string(r.Value))
+	}
+	if strings.Join(got, ",") != "A,B,C,D" {
+		t.Fatalf("output %v, want A,B,C,D in order", got)
+	}
+	dlq := consumeAll(t, b, "dlq", 3, time.Second)
+	if len(dlq) != 3 {
+		t.Fatalf("%d dead letters, want 3", len(dlq))
+	}
+	wantCodes := map[string]string{"poison": "rejected", "panic": "panic", "code77": "user_77"}
+	for _, r := range dlq {
+		h := map[string]string{}
+		for _, x := range r.Headers {
+			h[x.Key] = string(x.Value)
+		}
+		v := string(r.Value)
+		if h["eddy.error.code"] != wantCodes[v] || h["eddy.step"] != "fn" || h["eddy.source.topic"] != "in" ||
+			h["eddy.source.partition"] == "" || h["eddy.source.offset"] == "" || !strings.HasPrefix(h["eddy.function.digest"], "sha256:") ||
+			!strings.Contains(h["eddy.error"], "function fn (process)") {
+			t.Fatalf("dead letter %q has headers %v", v, h)
+		}
+	}
+}
+
+// TestRebalanceExactlyOnce runs two nodes, adds a third mid-stream and stops
+// the first mid-stream: the read_committed output holds every input's
+// output exactly once.
+func TestRebalance(t *testing.T) {
+	for _, d := range []host.Delivery{host.ExactlyOnce, host.AtLeastOnce} {
+		t.Run(string(d), func(t *testing.T) {
+			b := startBroker(t, "in", "out", "dlq")
+			p := pipeline(t, "rebalance", "go/upper.wasm", d, "")
+			const total = 12000
+			n1 := startNode(t, b, p, "n1")
+			startNode(t, b, p, "n2")
+			produceN(t, b, "in", 0, 4000)
+			time.Sleep(500 * time.Millisecond)
+			startNode(t, b, p, "n3")
+			produceN(t, b, "in", 4000, 8000)
+			time.Sleep(300 * time.Millisecond)
+			n1.stop(t)
+			produceN(t, b, "in", 8000, total)
+			out := consumeAll(t, b, "out", total, 3*time.Second)
+			checkOutput(t, out, total, d == host.ExactlyOnce)
+		})
+	}
+}
