@@ -27,6 +27,16 @@ type NodeConfig struct {
 	// Engine compiles the pipeline's functions; it is shared so that its
 	// compilation cache is. Required.
 	Engine *runtime.Engine
+	// Static makes the node a static member of the consumer group (KIP-345)
+	// with NodeID as its instance id: a node restarted with the same id
+	// takes its partitions back at once, without a rebalance, which is what
+	// an orchestrator that restarts crashed nodes wants. A static member that
+	// stops does not leave the group: its partitions wait for the session
+	// timeout (or its return).
+	Static bool
+	// SessionTimeout is how long the group waits for a silent node before
+	// moving its partitions. Default 10s (Kafka's minimum is 6s).
+	SessionTimeout time.Duration
 	// ClientOpts are added to the Kafka client's options (tests).
 	ClientOpts []kgo.Opt
 }
@@ -77,6 +87,12 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 10 * time.Second
+	}
+	if cfg.Static && cfg.NodeID == "" {
+		return nil, errors.New("host: static membership needs a NodeID")
 	}
 	if cfg.NodeID == "" {
 		h, _ := os.Hostname()
@@ -142,6 +158,11 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.OnPartitionsRevoked(n.revoked),
 		kgo.OnPartitionsLost(n.lost),
 		kgo.ProducerLinger(time.Millisecond),
+		kgo.SessionTimeout(n.cfg.SessionTimeout),
+		kgo.HeartbeatInterval(max(n.cfg.SessionTimeout/10, 100*time.Millisecond)),
+	}
+	if n.cfg.Static {
+		opts = append(opts, kgo.InstanceID(n.cfg.NodeID))
 	}
 	switch p.Delivery {
 	case ExactlyOnce:

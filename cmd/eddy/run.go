@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,8 @@ import (
 
 func newRunCmd(c *cli) *cobra.Command {
 	var brokers, nodeID string
+	var static bool
+	var session time.Duration
 	cmd := &cobra.Command{
 		Use:   "run PIPELINE.yaml",
 		Short: "Run a pipeline node against a Kafka-compatible cluster",
@@ -33,7 +36,8 @@ leaves the group.`,
 				return err
 			}
 			defer eng.Close(cmd.Context())
-			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: nodeID, Engine: eng, Logger: c.logger})
+			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: nodeID,
+				Static: static, SessionTimeout: session, Engine: eng, Logger: c.logger})
 			if err != nil {
 				return err
 			}
@@ -45,5 +49,7 @@ leaves the group.`,
 	}
 	brokersFlag(cmd, &brokers)
 	cmd.Flags().StringVar(&nodeID, "node-id", "", "this node's id, part of its transactional id (default: hostname-pid)")
+	cmd.Flags().BoolVar(&static, "static-membership", false, "join as a static group member with --node-id as instance id: a restarted node gets its partitions back at once")
+	cmd.Flags().DurationVar(&session, "session-timeout", 10*time.Second, "how long the group waits for a silent node before moving its partitions")
 	return cmd
 }
