@@ -23,6 +23,8 @@ test-go:
 test-sdk:
 	cd sdk/go && $(GO) test ./...
 	cd guests/go && $(GO) test ./...
+	sdk/rust/test.sh
+	guests/rust/test.sh
 
 fuzz:
 	@for t in $$($(GO) test ./abi/ -list 'Fuzz.*' | grep ^Fuzz); do \
@@ -34,6 +36,7 @@ fuzz:
 guests:
 	guests/wat/build.sh
 	guests/go/build.sh
+	guests/rust/build.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./runtime/

@@ -64,7 +64,11 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 		opts.Calls = 100000
 	}
 	logs := &logSink{}
-	engOpts := append([]runtime.Option{runtime.WithLogger(slog.New(logs)), runtime.WithLogRate(1 << 20)}, opts.Engine...)
+	// The suite checks behaviour, not speed: calls get a generous deadline
+	// (4 MiB values through a loop-heavy guest on a loaded machine), unless
+	// the caller sets one.
+	engOpts := append([]runtime.Option{runtime.WithLogger(slog.New(logs)), runtime.WithLogRate(1 << 20),
+		runtime.WithCallTimeout(30 * time.Second)}, opts.Engine...)
 	eng, err := runtime.NewEngine(engOpts...)
 	if err != nil {
 		return nil, err

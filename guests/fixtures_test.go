@@ -52,6 +52,34 @@ func TestWATFixturesAreUpToDate(t *testing.T) {
 	rebuildAndCompare(t, "wat/build.sh", "../testdata/wat")
 }
 
+// toolchainMatches compares the first line of a fixture folder's TOOLCHAIN
+// file with what a command prints now: builds are reproducible for one
+// toolchain version only.
+func toolchainMatches(t *testing.T, dir string, cmd ...string) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(dir, "TOOLCHAIN"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath(cmd[0]); err != nil {
+		t.Skipf("%s not installed (scripts/install-toolchains.sh installs it)", cmd[0])
+	}
+	have, err := exec.Command(cmd[0], cmd[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%v: %v", cmd, err)
+	}
+	w := strings.SplitN(strings.TrimSpace(string(want)), "\n", 2)[0]
+	h := strings.SplitN(strings.TrimSpace(string(have)), "\n", 2)[0]
+	if w != h {
+		t.Skipf("fixtures in %s were built with %q; this toolchain is %q", dir, w, h)
+	}
+}
+
+func TestRustFixturesAreUpToDate(t *testing.T) {
+	toolchainMatches(t, "../testdata/rust", "/usr/bin/rustc", "--version")
+	rebuildAndCompare(t, "rust/build.sh", "../testdata/rust")
+}
+
 func TestGoFixturesAreUpToDate(t *testing.T) {
 	want, err := os.ReadFile("../testdata/go/TOOLCHAIN")
 	if err != nil {

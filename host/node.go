@@ -63,8 +63,9 @@ type Node struct {
 	fns   []*runtime.Function
 	stats counters
 
-	cl   *kgo.Client
-	sess *kgo.GroupTransactSession
+	cl      *kgo.Client
+	sess    *kgo.GroupTransactSession
+	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
 
 	fatal     chan error // first fatal error, from any goroutine
 	fatalOnce sync.Once
@@ -219,6 +220,7 @@ func (n *Node) loop(ctx context.Context) error {
 			if err := n.sess.Begin(); err != nil {
 				return fmt.Errorf("begin transaction: %w", err)
 			}
+			n.txnOpen = true
 			txnStart = time.Now()
 		}
 		// Poll at most until the next commit is due.
@@ -423,6 +425,7 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 		}
 	}
 	committed, err := n.sess.End(ctx, try)
+	n.txnOpen = false
 	if err != nil {
 		return fmt.Errorf("end transaction: %w", err)
 	}
@@ -513,8 +516,10 @@ func (n *Node) shutdown(cause error) {
 		if clean {
 			try = kgo.TryCommit
 		}
-		if err := n.endTransaction(ctx, try); err != nil {
-			n.log.Warn("ending the last transaction", "error", err)
+		if n.txnOpen {
+			if err := n.endTransaction(ctx, try); err != nil {
+				n.log.Warn("ending the last transaction", "error", err)
+			}
 		}
 	case AtLeastOnce:
 		if clean {

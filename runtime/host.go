@@ -101,7 +101,7 @@ func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
 			stack[0] = api.EncodeI32(abi.StateFailed)
 			return
 		}
-		if uint32(len(v)) <= vcap && !m.Memory().Write(vptr, v) {
+		if len(v) > 0 && uint32(len(v)) <= vcap && !m.Memory().Write(vptr, v) {
 			panic(fmt.Errorf("host call state_get: value buffer [%d, %d) is outside guest memory", vptr, uint64(vptr)+uint64(len(v))))
 		}
 		stack[0] = api.EncodeI32(int32(len(v)))

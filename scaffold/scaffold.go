@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -37,6 +38,11 @@ func Languages() []string {
 	sort.Strings(langs)
 	return langs
 }
+
+// sampleRecords is the sample input every new project gets, for eddy test.
+const sampleRecords = `{"key": "a", "value": "hello eddy", "timestamp": 1700000000000}
+{"key": "b", "value": {"json": "values work too"}, "timestamp": 1700000001000}
+`
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
@@ -85,6 +91,12 @@ func New(dir, lang, name string, sdks SDKs) ([]string, error) {
 	})
 	if err != nil {
 		return written, err
+	}
+	if !slices.Contains(written, "sample.jsonl") {
+		written = append(written, "sample.jsonl")
+		if err := write(filepath.Join(dir, "sample.jsonl"), []byte(sampleRecords)); err != nil {
+			return written, err
+		}
 	}
 	err = fs.WalkDir(sdk, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

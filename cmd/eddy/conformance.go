@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,7 +61,7 @@ behaviour. Exit status 1 when any case fails.`,
 			return nil
 		},
 	}
-	ff.register(cmd)
+	ff.register(cmd, 30*time.Second)
 	cmd.Flags().IntVar(&calls, "calls", 100000, "calls on one instance in the memory-bound cases")
 	return cmd
 }

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/eddy-streams/eddy/runtime"
 )
 
 func newInspectCmd(c *cli) *cobra.Command {
@@ -67,7 +69,7 @@ refused is reported with the reason and a non-zero exit.`,
 			return tw.Flush()
 		},
 	}
-	ff.register(cmd)
+	ff.register(cmd, runtime.DefaultCallTimeout)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -109,9 +109,9 @@ type functionFlags struct {
 	timeout     time.Duration
 }
 
-func (f *functionFlags) register(cmd *cobra.Command) {
+func (f *functionFlags) register(cmd *cobra.Command, timeout time.Duration) {
 	cmd.Flags().IntVar(&f.memoryLimit, "memory-limit", runtime.DefaultMemoryLimit, "memory limit per instance, in bytes")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", runtime.DefaultCallTimeout, "deadline of one call into the function (one batch)")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", timeout, "deadline of one call into the function (one batch)")
 }
 
 // engineOptions turns the global and function flags into runtime options.

@@ -57,7 +57,7 @@ and cause, the other records are still printed, and the exit status is 1.`,
 			return c.runTest(cmd.Context(), args[0], &f)
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, runtime.DefaultCallTimeout)
 	fl := cmd.Flags()
 	fl.StringVarP(&f.input, "input", "i", "-", "JSON-lines input file, - for stdin")
 	fl.StringVar(&f.kind, "kind", "", "kind to run: process, aggregate, join, key or timestamp (default: the module's first)")
