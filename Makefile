@@ -25,6 +25,8 @@ test-sdk:
 	cd guests/go && $(GO) test ./...
 	sdk/rust/test.sh
 	guests/rust/test.sh
+	sdk/c/test.sh
+	guests/c/test.sh
 
 fuzz:
 	@for t in $$($(GO) test ./abi/ -list 'Fuzz.*' | grep ^Fuzz); do \
@@ -37,6 +39,7 @@ guests:
 	guests/wat/build.sh
 	guests/go/build.sh
 	guests/rust/build.sh
+	guests/c/build.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./runtime/

@@ -11,7 +11,7 @@ import (
 )
 
 // guestLanguages lists the folders of testdata whose modules must all pass.
-var guestLanguages = []string{"go", "rust"}
+var guestLanguages = []string{"go", "rust", "c"}
 
 func TestEveryGuestConforms(t *testing.T) {
 	cache := t.TempDir()

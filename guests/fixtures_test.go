@@ -80,6 +80,11 @@ func TestRustFixturesAreUpToDate(t *testing.T) {
 	rebuildAndCompare(t, "rust/build.sh", "../testdata/rust")
 }
 
+func TestCFixturesAreUpToDate(t *testing.T) {
+	toolchainMatches(t, "../testdata/c", "clang-19", "--version")
+	rebuildAndCompare(t, "c/build.sh", "../testdata/c")
+}
+
 func TestGoFixturesAreUpToDate(t *testing.T) {
 	want, err := os.ReadFile("../testdata/go/TOOLCHAIN")
 	if err != nil {

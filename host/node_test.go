@@ -291,3 +291,30 @@ func TestRebalance(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokerGoesAwayAndComesBack cuts every connection to the broker for a
+// few seconds mid-stream: the node retries, resumes and loses nothing (and,
+// under exactly_once, duplicates nothing).
+func TestBrokerGoesAwayAndComesBack(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "outage", "go/upper.wasm", host.ExactlyOnce, "")
+	n := startNode(t, b, p, "a")
+	// Records keep arriving before, during and after the outage (the
+	// producer, too, retries while the broker is away).
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for from := 0; from < 6000; from += 500 {
+			produceN(t, b, "in", from, from+500)
+			time.Sleep(300 * time.Millisecond)
+		}
+	}()
+	time.Sleep(time.Second)
+	b.SetReachable(false)
+	time.Sleep(3 * time.Second)
+	b.SetReachable(true)
+	<-produced
+	out := consumeAll(t, b, "out", 6000, 3*time.Second)
+	checkOutput(t, out, 6000, true)
+	n.stop(t)
+}

@@ -9,11 +9,11 @@ import (
 	"io/fs"
 )
 
-//go:embed rust/src rust/README.md
+//go:embed rust/src rust/README.md c/eddy.h c/eddy_msgpack.h c/README.md
 var embedded embed.FS
 
 // languages are the embedded SDK folders.
-var languages = []string{"rust"}
+var languages = []string{"rust", "c"}
 
 // Sources returns each language's SDK files, keyed by language, rooted at
 // the SDK's folder.

@@ -1,0 +1,248 @@
+/*
+ * guests_test runs one C reference guest natively, through the SDK's native
+ * stand-ins for the host, on the cases of its Go twin's tests. Compile it
+ * with -DGUEST=name -DGUEST_name (the guest's source is included);
+ * guests/c/test.sh does, for every guest:
+ *
+ *     cc -std=c11 -I../../sdk/c -Iinternal -DGUEST=upper -DGUEST_upper internal/guests_test.c
+ */
+#include <stdio.h>
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define SRC(x) STR(../x.c)
+#include SRC(GUEST)
+
+static int failures;
+
+#define CHECK(cond)                                                                                      \
+	do {                                                                                             \
+		if (!(cond)) {                                                                           \
+			fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, STR(GUEST), #cond); \
+			failures++;                                                                      \
+		}                                                                                        \
+	} while (0)
+
+/* one runs the process handler on a record with value v (NULL: null) and
+ * returns its result. */
+static __attribute__((unused)) eddy_test_result_t one(const char *v)
+{
+	eddy_record_t in = {.key = eddy_cstr("k"), .value = eddy_cstr(v), .timestamp = 5};
+	eddy_test_result_t res;
+	memset(&res, 0, sizeof res);
+	res.code = -1;
+	CHECK(eddy_test_process(&in, 1, &res) == 0);
+	return res;
+}
+
+/* value_is reports whether a single-output result has value want. */
+static __attribute__((unused)) bool value_is(eddy_test_result_t r, const char *want)
+{
+	return r.code == EDDY_OK && r.records_len == 1 && eddy_bytes_equal_cstr(r.records[0].value, want);
+}
+
+/* call runs export name on the envelope in w and returns the answer. */
+static __attribute__((unused)) eddy_bytes_t call(const char *name, eddy_mp_writer_t *w)
+{
+	const uint8_t *out;
+	size_t n;
+	CHECK(eddy_call(name, w->buf, w->len, &out, &n) == 0);
+	return eddy_bytes(out, n);
+}
+
+static void test(void)
+{
+#if defined(GUEST_upper)
+	{
+		static const char *cases[][2] = {
+			{"", ""},
+			{"hello", "HELLO"},
+			{"Hello, World! 123 az AZ `{@[", "HELLO, WORLD! 123 AZ AZ `{@["},
+			{"straße", "STRAßE"},
+			{"das ist eine lange straße in köln", "DAS IST EINE LANGE STRAßE IN KÖLN"},
+			{"ǆemal", "ǄEMAL"},
+			{"ﬁx", "ﬁX"},
+			{"αβγ ωmega", "ΑΒΓ ΩMEGA"},
+			{"abcdefgh\xffijk", "ABCDEFGH\xffIJK"},
+			{"ab\xc3", "AB\xc3"},
+			{"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz0123456789",
+			 "ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"},
+		};
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+			CHECK(value_is(one(cases[i][0]), cases[i][1]));
+		eddy_test_result_t r = one(NULL);
+		CHECK(r.code == EDDY_OK && r.records[0].value.ptr == NULL);
+	}
+#elif defined(GUEST_poison)
+	{
+		eddy_test_result_t r = one("poison");
+		CHECK(r.code == EDDY_REJECTED && strcmp(r.reason, "poison record") == 0);
+		r = one("code77");
+		CHECK(r.code == 77 && strcmp(r.reason, "code 77 record") == 0);
+		CHECK(value_is(one("fine \xff straße"), "FINE \xef\xbf\xbd STRAßE")); /* as bytes.ToUpper */
+		CHECK(value_is(one(""), ""));
+		/* "panic" traps: not run natively. */
+	}
+#elif defined(GUEST_passthrough)
+	{
+		CHECK(value_is(one("as is"), "as is"));
+	}
+#elif defined(GUEST_filter)
+	{
+		eddy_test_result_t r = one("{\"amount\": 150}");
+		CHECK(r.code == EDDY_OK && r.records_len == 1);
+		r = one("{\"amount\": 99.5, \"x\": {\"amount\": 500}}");
+		CHECK(r.code == EDDY_OK && r.records_len == 0);
+		r = one("{\"amount\": \"150\"}");
+		CHECK(r.code == EDDY_OK && r.records_len == 0);
+		r = one("{\"amount\": 1e400}");
+		CHECK(r.code == EDDY_OK && r.records_len == 1);
+		r = one("[150]");
+		CHECK(r.code == EDDY_BAD_INPUT && strcmp(r.reason, "value is not a JSON object") == 0);
+		r = one("{\"amount\": 150");
+		CHECK(r.code == EDDY_BAD_INPUT && strcmp(r.reason, "value is not valid JSON") == 0);
+		r = one(NULL);
+		CHECK(r.code == EDDY_BAD_INPUT && strcmp(r.reason, "value is not valid JSON") == 0);
+	}
+#elif defined(GUEST_split)
+	{
+		eddy_test_result_t r = one("  the\u00a0quick\tfox\u3000");
+		CHECK(r.code == EDDY_OK && r.records_len == 3);
+		CHECK(eddy_bytes_equal_cstr(r.records[1].value, "quick") && r.records[1].headers_len == 0);
+		CHECK(eddy_bytes_equal_cstr(r.records[2].key, "k") && r.records[2].timestamp == 5);
+		CHECK(one(" \t ").records_len == 0 && one(NULL).records_len == 0);
+	}
+#elif defined(GUEST_counter)
+	{
+		eddy_test_reset();
+		CHECK(value_is(one("a"), "1"));
+		CHECK(value_is(one("b"), "2"));
+		CHECK(eddy_bytes_equal_cstr(eddy_test_state(eddy_cstr("k")), "2"));
+		CHECK(eddy_test_counter("records") == 2);
+		eddy_test_set_state(eddy_cstr("k"), eddy_cstr("a\"b"));
+		eddy_test_result_t r = one("c");
+		CHECK(r.code == EDDY_REJECTED &&
+		      strcmp(r.reason, "stored count \"a\\\"b\": strconv.ParseUint: parsing \"a\\\"b\": invalid syntax") == 0);
+		eddy_test_set_state(eddy_cstr("k"), eddy_cstr("18446744073709551616"));
+		r = one("c");
+		CHECK(r.code == EDDY_REJECTED && strstr(r.reason, ": value out of range") != NULL);
+		eddy_test_set_state(eddy_cstr("k"), eddy_cstr("18446744073709551615"));
+		CHECK(value_is(one("c"), "0")); /* wraps, as in Go */
+		eddy_test_set_state_mode(EDDY_TEST_STATE_NONE);
+		r = one("d");
+		CHECK(r.code == EDDY_REJECTED && strcmp(r.reason, EDDY_REASON_NO_STATE) == 0);
+		eddy_test_set_state_mode(EDDY_TEST_STATE_FAILING);
+		CHECK(one("d").code == EDDY_STATE);
+		eddy_test_reset();
+	}
+#elif defined(GUEST_stats)
+	{
+		eddy_mp_writer_t w = {0};
+		/* init, add 10, 3.5 and "x", result */
+		eddy_bytes_t out = call("eddy_agg_init", &w);
+		CHECK(out.len == 20 && out.ptr[2] == 0xc4 && out.ptr[3] == 16);
+		eddy_mp_write_array(&w, 1);
+		eddy_mp_write_array(&w, 3);
+		eddy_mp_write_bin(&w, "g", 1);
+		eddy_mp_write_nil(&w);
+		const char *vals[] = {"10", " 3.5 ", "x", "1e400"};
+		eddy_mp_write_array(&w, 4);
+		for (int i = 0; i < 4; i++) {
+			eddy_mp_write_array(&w, 4);
+			eddy_mp_write_nil(&w);
+			eddy_mp_write_bin(&w, vals[i], strlen(vals[i]));
+			eddy_mp_write_int(&w, i);
+			eddy_mp_write_array(&w, 0);
+		}
+		out = call("eddy_agg_add", &w);
+		eddy_mp_reader_t r;
+		eddy_mp_reader_init(&r, out.ptr, out.len);
+		CHECK(eddy_mp_read_array(&r) == 1 && eddy_mp_read_array(&r) == 2);
+		eddy_bytes_t acc = eddy_mp_read_bytes(&r);
+		CHECK(acc.len == 16 && acc.ptr[0] == 2);
+		CHECK(eddy_mp_read_array(&r) == 2);
+		CHECK(eddy_mp_read_array(&r) == 3 && eddy_mp_read_int(&r) == 2 && eddy_mp_read_int(&r) == EDDY_BAD_INPUT);
+		CHECK(eddy_bytes_equal_cstr(eddy_mp_read_str(&r), "value is not a JSON number"));
+		CHECK(eddy_mp_read_array(&r) == 3 && eddy_mp_read_int(&r) == 3 && eddy_mp_read_int(&r) == EDDY_BAD_INPUT);
+		CHECK(eddy_bytes_equal_cstr(eddy_mp_read_str(&r), "value is out of the float64 range"));
+		uint8_t saved[16];
+		memcpy(saved, acc.ptr, 16);
+		/* result of that accumulator, of the empty one, and of a bad one */
+		static const uint8_t zero[16];
+		w.len = 0;
+		eddy_mp_write_array(&w, 3);
+		eddy_mp_write_array(&w, 2);
+		eddy_mp_write_nil(&w);
+		eddy_mp_write_bin(&w, saved, 16);
+		eddy_mp_write_array(&w, 2);
+		eddy_mp_write_nil(&w);
+		eddy_mp_write_bin(&w, zero, 16);
+		eddy_mp_write_array(&w, 2);
+		eddy_mp_write_nil(&w);
+		eddy_mp_write_bin(&w, "abc", 3);
+		out = call("eddy_agg_result", &w);
+		eddy_mp_reader_init(&r, out.ptr, out.len);
+		CHECK(eddy_mp_read_array(&r) == 3);
+		CHECK(eddy_mp_read_array(&r) == 2 && eddy_mp_read_int(&r) == 0);
+		CHECK(eddy_bytes_equal_cstr(eddy_mp_read_bytes(&r), "{\"count\":2,\"sum\":13.5,\"avg\":6.75}"));
+		CHECK(eddy_mp_read_array(&r) == 2 && eddy_mp_read_int(&r) == 0);
+		CHECK(eddy_bytes_equal_cstr(eddy_mp_read_bytes(&r), "{\"count\":0,\"sum\":0,\"avg\":null}"));
+		CHECK(eddy_mp_read_array(&r) == 2 && eddy_mp_read_int(&r) == EDDY_REJECTED);
+		CHECK(eddy_bytes_equal_cstr(eddy_mp_read_str(&r), "accumulator is 3 bytes, want 16"));
+		/* encoding/json's number forms */
+		struct {
+			double f;
+			const char *want;
+		} nums[] = {{1e21, "1e+21"}, {1e-7, "1e-7"}, {123456789, "123456789"}, {0.000001, "0.000001"},
+			    {-2.5e-10, "-2.5e-10"}, {1e20, "100000000000000000000"}, {0.1 + 0.2, "0.30000000000000004"}};
+		for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+			eddy_buf_t b = {0};
+			append_number(&b, nums[i].f);
+			CHECK(b.len == strlen(nums[i].want) && memcmp(b.data, nums[i].want, b.len) == 0);
+			eddy_free(b.data);
+		}
+		eddy_free(w.buf);
+	}
+#elif defined(GUEST_joiner)
+	{
+		eddy_bytes_t out;
+		eddy_bytes_t j;
+		CHECK(join(EDDY_NULL, eddy_cstr("{\"a\":1}"), EDDY_NULL, &j) == EDDY_OK &&
+		      eddy_bytes_equal_cstr(j, "{\"left\":{\"a\":1},\"right\":null}"));
+		j = EDDY_NULL;
+		CHECK(join(EDDY_NULL, EDDY_NULL, EDDY_NULL, &j) == EDDY_OK && j.ptr == NULL);
+		CHECK(join(EDDY_NULL, eddy_cstr(""), EDDY_NULL, &j) == EDDY_BAD_INPUT);
+		CHECK(join(EDDY_NULL, eddy_cstr("1"), eddy_cstr("[1,"), &j) == EDDY_BAD_INPUT);
+		(void)out;
+	}
+#elif defined(GUEST_wordkey)
+	{
+		eddy_record_t in = {.value = eddy_cstr(" \u2003hello world")};
+		eddy_bytes_t key = EDDY_NULL;
+		CHECK(first_word(&in, &key) == EDDY_OK && eddy_bytes_equal_cstr(key, "hello"));
+		in.value = eddy_cstr(" \t");
+		key = EDDY_NULL;
+		CHECK(first_word(&in, &key) == EDDY_OK && key.ptr == NULL);
+		int64_t ts = 0;
+		in.value = eddy_cstr("{\"ts\": -12, \"x\": {\"ts\": 5}}");
+		CHECK(event_time(&in, &ts) == EDDY_OK && ts == -12);
+		const char *bad[] = {"{\"ts\": 1.5}", "{\"ts\": \"17\"}", "{\"ts\": 9223372036854775808}", "{}", "[1]", "{"};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			in.value = eddy_cstr(bad[i]);
+			CHECK(event_time(&in, &ts) == EDDY_BAD_INPUT);
+		}
+	}
+#else
+	fprintf(stderr, "no cases for %s\n", STR(GUEST));
+	failures++;
+#endif
+}
+
+int main(void)
+{
+	test();
+	if (failures)
+		return 1;
+	printf("ok   guests/c/%s\n", STR(GUEST));
+	return 0;
+}
