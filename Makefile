@@ -27,6 +27,7 @@ test-sdk:
 	guests/rust/test.sh
 	sdk/c/test.sh
 	guests/c/test.sh
+	cd sdk/assemblyscript && npm test
 
 fuzz:
 	@for t in $$($(GO) test ./abi/ -list 'Fuzz.*' | grep ^Fuzz); do \
@@ -40,6 +41,7 @@ guests:
 	guests/go/build.sh
 	guests/rust/build.sh
 	guests/c/build.sh
+	guests/assemblyscript/build.sh
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./runtime/

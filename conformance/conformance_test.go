@@ -11,7 +11,7 @@ import (
 )
 
 // guestLanguages lists the folders of testdata whose modules must all pass.
-var guestLanguages = []string{"go", "rust", "c"}
+var guestLanguages = []string{"go", "rust", "c", "assemblyscript"}
 
 func TestEveryGuestConforms(t *testing.T) {
 	cache := t.TempDir()

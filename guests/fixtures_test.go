@@ -85,6 +85,11 @@ func TestCFixturesAreUpToDate(t *testing.T) {
 	rebuildAndCompare(t, "c/build.sh", "../testdata/c")
 }
 
+func TestAssemblyScriptFixturesAreUpToDate(t *testing.T) {
+	toolchainMatches(t, "../testdata/assemblyscript", "../sdk/assemblyscript/node_modules/.bin/asc", "--version")
+	rebuildAndCompare(t, "assemblyscript/build.sh", "../testdata/assemblyscript")
+}
+
 func TestGoFixturesAreUpToDate(t *testing.T) {
 	want, err := os.ReadFile("../testdata/go/TOOLCHAIN")
 	if err != nil {

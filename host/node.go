@@ -44,6 +44,9 @@ type NodeConfig struct {
 // Stats are a node's counters since it started.
 type Stats struct {
 	In, Out, DeadLettered, Dropped, Commits, Aborts int64
+	// BufferedRecords and BufferedBytes are fetched records not yet polled
+	// (the Kafka client's buffer).
+	BufferedRecords, BufferedBytes int64
 }
 
 type counters struct {
@@ -66,9 +69,14 @@ type Node struct {
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession
 	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
+	// clientLoaded publishes cl to Stats, which may run on any goroutine.
+	clientLoaded atomic.Pointer[kgo.Client]
 
 	fatal     chan error // first fatal error, from any goroutine
 	fatalOnce sync.Once
+	// room is signalled by a task when it takes a batch from its queue, to
+	// wake a poll loop that holds a batch for a paused partition.
+	room chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -99,7 +107,8 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		h, _ := os.Hostname()
 		cfg.NodeID = h + "-" + strconv.Itoa(os.Getpid())
 	}
-	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1)}
+	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1),
+		room: make(chan struct{}, 1)}
 	n.mu.tasks = map[string]map[int32]*task{}
 	for i, s := range p.Steps {
 		wasm, err := os.ReadFile(p.FunctionPath(i))
@@ -127,8 +136,12 @@ func (n *Node) closeFunctions(ctx context.Context) {
 
 // Stats returns the node's counters.
 func (n *Node) Stats() Stats {
-	return Stats{In: n.stats.in.Load(), Out: n.stats.out.Load(), DeadLettered: n.stats.deadLettered.Load(),
+	st := Stats{In: n.stats.in.Load(), Out: n.stats.out.Load(), DeadLettered: n.stats.deadLettered.Load(),
 		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load()}
+	if cl := n.clientLoaded.Load(); cl != nil {
+		st.BufferedRecords, st.BufferedBytes = cl.BufferedFetchRecords(), cl.BufferedFetchBytes()
+	}
+	return st
 }
 
 func (n *Node) client() *kgo.Client { return n.cl }
@@ -152,8 +165,17 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxBytes(16 << 20),
-		kgo.FetchMaxPartitionBytes(4 << 20),
+		// Fetched data is the node's largest buffer. The limits count
+		// compressed bytes, and batches of similar records compress tenfold
+		// or more, so they are kept small: memory stays bounded by them, not
+		// by the backlog.
+		kgo.FetchMaxBytes(2 << 20),
+		kgo.FetchMaxPartitionBytes(512 << 10),
+		kgo.MaxConcurrentFetches(1),
+		// A resumed partition joins the next fetch only after the one in
+		// flight returns, which waits up to FetchMaxWait when there is no
+		// new data: keep it short so pausing costs little.
+		kgo.FetchMaxWait(200 * time.Millisecond),
 		kgo.AllowAutoTopicCreation(),
 		kgo.OnPartitionsAssigned(n.assigned),
 		kgo.OnPartitionsRevoked(n.revoked),
@@ -195,6 +217,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
+	n.clientLoaded.Store(n.cl)
 	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
 	runErr := n.loop(ctx)
 	n.shutdown(runErr)
@@ -229,6 +252,17 @@ func (n *Node) loop(ctx context.Context) error {
 			wait = max(time.Millisecond, n.p.CommitInterval-time.Since(txnStart))
 		}
 		pctx, cancel := context.WithTimeout(ctx, wait)
+		if n.holding() {
+			// A held batch waits for room in its task's queue: stop polling
+			// as soon as a task takes a batch.
+			go func() {
+				select {
+				case <-n.room:
+					cancel()
+				case <-pctx.Done():
+				}
+			}()
+		}
 		var fetches kgo.Fetches
 		if eos {
 			fetches = n.sess.PollRecords(pctx, n.pollSize())
@@ -273,6 +307,20 @@ func (n *Node) loop(ctx context.Context) error {
 			txnStart = time.Time{}
 		}
 	}
+}
+
+// holding reports whether a batch is held for a paused partition.
+func (n *Node) holding() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ps := range n.mu.tasks {
+		for _, t := range ps {
+			if t.held != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pollSize is how many records one poll may return: a batch per partition.

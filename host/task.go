@@ -85,6 +85,10 @@ func (t *task) run(ctx context.Context) {
 			if !ok {
 				return
 			}
+			select {
+			case t.n.room <- struct{}{}:
+			default:
+			}
 			if err := t.process(ctx, b); err != nil {
 				t.mu.Lock()
 				t.mu.failed = err

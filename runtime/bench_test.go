@@ -34,28 +34,31 @@ const benchBatchSize = 1024
 // the host copies a guest's answer.
 type nativeFunc func(r *abi.Record, out []abi.Record, arena []byte) ([]abi.Record, []byte)
 
-// BenchmarkProcess compares each guest in testdata/go with its native twin in
-// one run. Metrics: records/s and allocations per record.
+// BenchmarkProcess compares each reference guest, in every language
+// (testdata/<lang>), with its native twin in one run. Metrics: records/s and
+// allocations per record.
 func BenchmarkProcess(b *testing.B) {
 	cases := []struct {
 		name   string
 		guest  string
 		native nativeFunc
 	}{
-		{"passthrough", "go/passthrough.wasm", nativePassthrough},
-		{"map-upper", "go/upper.wasm", nativeUpper},
-		{"filter-amount", "go/filter.wasm", nativeFilter},
+		{"passthrough", "passthrough.wasm", nativePassthrough},
+		{"map-upper", "upper.wasm", nativeUpper},
+		{"filter-amount", "filter.wasm", nativeFilter},
 	}
 	batch := benchBatch(benchBatchSize)
 	e := newEngine(b)
 	for _, tc := range cases {
-		for _, mode := range []struct {
-			name string
-			opts []runtime.Option
-		}{{"wasm", nil}, {"wasm-uninterruptible", []runtime.Option{runtime.WithUninterruptible()}}} {
-			b.Run(tc.name+"/"+mode.name, func(b *testing.B) {
-				benchWasm(b, e, tc.guest, batch, mode.opts...)
-			})
+		for _, lang := range []string{"go", "rust", "c", "assemblyscript"} {
+			for _, mode := range []struct {
+				name string
+				opts []runtime.Option
+			}{{"wasm", nil}, {"wasm-uninterruptible", []runtime.Option{runtime.WithUninterruptible()}}} {
+				b.Run(tc.name+"/"+lang+"/"+mode.name, func(b *testing.B) {
+					benchWasm(b, e, lang+"/"+tc.guest, batch, mode.opts...)
+				})
+			}
 		}
 		b.Run(tc.name+"/native", func(b *testing.B) {
 			var out []abi.Record

@@ -211,6 +211,17 @@ func (i *Instance) fail(ctx, cctx context.Context, kind abi.Kind, err error) err
 	if ctx.Err() != nil {
 		return fmt.Errorf("function %s (%s): %w", i.fn.name, kind, ctx.Err())
 	}
+	e := i.classify(kind, err, memSize, cctx)
+	if i.lastReason != "" {
+		// A guest that reports through error() before trapping (an SDK's
+		// abort handler) gets its reason into the failure.
+		e.Reason += " (guest said: " + i.lastReason + ")"
+	}
+	return e
+}
+
+// classify names the cause of a failed call.
+func (i *Instance) classify(kind abi.Kind, err error, memSize uint32, cctx context.Context) *Error {
 	limit := uint32(i.fn.cfg.memoryLimit / pageSize * pageSize)
 	// wazero does not say that a memory.grow was refused, so a failure with
 	// memory close to the limit is reported as exhaustion. Runtimes grow in

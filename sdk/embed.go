@@ -10,10 +10,11 @@ import (
 )
 
 //go:embed rust/src rust/README.md c/eddy.h c/eddy_msgpack.h c/README.md
+//go:embed assemblyscript/assembly assemblyscript/package.json assemblyscript/package-lock.json assemblyscript/README.md
 var embedded embed.FS
 
 // languages are the embedded SDK folders.
-var languages = []string{"rust", "c"}
+var languages = []string{"rust", "c", "assemblyscript"}
 
 // Sources returns each language's SDK files, keyed by language, rooted at
 // the SDK's folder.

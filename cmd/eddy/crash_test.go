@@ -19,7 +19,7 @@ import (
 )
 
 // buildEddy builds the eddy binary once for tests that run it as a process.
-func buildEddy(t *testing.T) string {
+func buildEddy(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "eddy")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -29,7 +29,7 @@ func buildEddy(t *testing.T) string {
 	return bin
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

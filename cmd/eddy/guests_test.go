@@ -16,7 +16,7 @@ var languages = func() []string {
 	if env := os.Getenv("EDDY_GUEST_LANGS"); env != "" {
 		return strings.Split(env, ",")
 	}
-	return []string{"go", "rust", "c"}
+	return []string{"go", "rust", "c", "assemblyscript"}
 }()
 
 // TestGuestsThroughCLI runs each reference guest, in every language, with its

@@ -10,7 +10,7 @@ import (
 
 // newLanguages are the languages whose generated project must build with its
 // own build.sh and pass eddy conformance.
-var newLanguages = []string{"go", "rust", "c"}
+var newLanguages = []string{"go", "rust", "c", "assemblyscript"}
 
 func TestNewProjectBuildsAndConforms(t *testing.T) {
 	for _, lang := range newLanguages {
