@@ -225,9 +225,18 @@ func TestNodeExactlyOnce(t *testing.T) {
 	}
 }
 
+// TestDeadLetterHeadersAndTheRestOfTheStream runs the poison guest in Go
+// (which catches the panic) and in Rust (where the panic traps and the host
+// isolates the record).
 func TestDeadLetterHeadersAndTheRestOfTheStream(t *testing.T) {
+	for _, lang := range []struct{ name, panicCode string }{{"go", "panic"}, {"rust", "trap"}} {
+		t.Run(lang.name, func(t *testing.T) { testDeadLetters(t, lang.name+"/poison.wasm", lang.panicCode) })
+	}
+}
+
+func testDeadLetters(t *testing.T, guest, panicCode string) {
 	b := startBroker(t, "in", "out", "dlq")
-	p := pipeline(t, "dlq", "go/poison.wasm", host.ExactlyOnce, "")
+	p := pipeline(t, "dlq", guest, host.ExactlyOnce, "")
 	values := []string{"a", "poison", "b", "panic", "c", "code77", "d"}
 	i := 0
 	_, err := host.Produce(context.Background(), []string{b.Addr()}, "in", func() (abi.Record, error) {
@@ -253,7 +262,7 @@ func TestDeadLetterHeadersAndTheRestOfTheStream(t *testing.T) {
 	if len(dlq) != 3 {
 		t.Fatalf("%d dead letters, want 3", len(dlq))
 	}
-	wantCodes := map[string]string{"poison": "rejected", "panic": "panic", "code77": "user_77"}
+	wantCodes := map[string]string{"poison": "rejected", "panic": panicCode, "code77": "user_77"}
 	for _, r := range dlq {
 		h := map[string]string{}
 		for _, x := range r.Headers {
@@ -317,4 +326,43 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	out := consumeAll(t, b, "out", 6000, 3*time.Second)
 	checkOutput(t, out, 6000, true)
 	n.stop(t)
+}
+
+func TestNodeAtMostOnce(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "amo", "go/upper.wasm", host.AtMostOnce, "")
+	produceN(t, b, "in", 0, 1000)
+	n := startNode(t, b, p, "a")
+	out := consumeAll(t, b, "out", 1000, 2*time.Second)
+	checkOutput(t, out, 1000, true)
+	n.stop(t)
+}
+
+// TestOverloadDrop gives each partition a queue of one small batch: batches
+// that find it full are dropped and counted, and every input record is
+// either output or counted as dropped.
+func TestOverloadDrop(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "drop", "go/upper.wasm", host.AtLeastOnce, "limits:\n  queue_size: 1\n  overload: drop\n")
+	p.BatchSize = 20
+	const total = 20000
+	produceN(t, b, "in", 0, total)
+	n := startNode(t, b, p, "a")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := n.node.Stats()
+		if st.Out+st.Dropped >= total || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.stop(t)
+	st := n.node.Stats()
+	out := consumeAll(t, b, "out", int(st.Out), time.Second)
+	if st.Dropped == 0 {
+		t.Fatalf("nothing was dropped: %+v", st)
+	}
+	if int64(len(out)) != st.Out || st.Out+st.Dropped != total {
+		t.Fatalf("%d output records, stats %+v: out + dropped should be %d", len(out), st, total)
+	}
 }
