@@ -184,16 +184,8 @@ func (t *tester) report(line int, err *runtime.Error) {
 }
 
 func (t *tester) process(ctx context.Context, r *jsonl.Reader) error {
-	var recs []abi.Record
 	var out runtime.Output
-	for {
-		var err error
-		if recs, err = t.readBatch(r, recs); err != nil {
-			return err
-		}
-		if len(recs) == 0 {
-			return nil
-		}
+	return t.eachBatch(r, func(recs []abi.Record) error {
 		out.Reset()
 		if err := t.inst.Process(ctx, recs, &out); err != nil {
 			return err
@@ -212,12 +204,14 @@ func (t *tester) process(ctx context.Context, r *jsonl.Reader) error {
 		for ; fi < len(out.Failed); fi++ {
 			t.report(t.lines[out.Failed[fi].Index], out.Failed[fi])
 		}
-	}
+		return nil
+	})
 }
 
-func (t *tester) extract(ctx context.Context, r *jsonl.Reader, kind abi.Kind) error {
+// eachBatch reads batches of records until the input ends and calls fn with
+// each.
+func (t *tester) eachBatch(r *jsonl.Reader, fn func(recs []abi.Record) error) error {
 	var recs []abi.Record
-	var res []runtime.Result
 	for {
 		var err error
 		if recs, err = t.readBatch(r, recs); err != nil {
@@ -226,6 +220,16 @@ func (t *tester) extract(ctx context.Context, r *jsonl.Reader, kind abi.Kind) er
 		if len(recs) == 0 {
 			return nil
 		}
+		if err := fn(recs); err != nil {
+			return err
+		}
+	}
+}
+
+func (t *tester) extract(ctx context.Context, r *jsonl.Reader, kind abi.Kind) error {
+	var res []runtime.Result
+	return t.eachBatch(r, func(recs []abi.Record) error {
+		var err error
 		if kind == abi.KindKey {
 			res, err = t.inst.Key(ctx, recs, res[:0])
 		} else {
@@ -249,7 +253,8 @@ func (t *tester) extract(ctx context.Context, r *jsonl.Reader, kind abi.Kind) er
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // aggregate groups all records by key and prints one result per key.
@@ -346,16 +351,8 @@ func (t *tester) aggregate(ctx context.Context, r *jsonl.Reader) error {
 }
 
 func (t *tester) join(ctx context.Context, r *jsonl.Reader) error {
-	var recs []abi.Record
 	var res []runtime.Result
-	for {
-		var err error
-		if recs, err = t.readBatch(r, recs); err != nil {
-			return err
-		}
-		if len(recs) == 0 {
-			return nil
-		}
+	return t.eachBatch(r, func(recs []abi.Record) error {
 		keys, left, right := make([][]byte, len(recs)), make([][]byte, len(recs)), make([][]byte, len(recs))
 		for j, rec := range recs {
 			var sides struct{ Left, Right json.RawMessage }
@@ -370,6 +367,7 @@ func (t *tester) join(ctx context.Context, r *jsonl.Reader) error {
 				right[j] = sides.Right
 			}
 		}
+		var err error
 		if res, err = t.inst.Join(ctx, keys, left, right, res[:0]); err != nil {
 			return err
 		}
@@ -386,5 +384,6 @@ func (t *tester) join(ctx context.Context, r *jsonl.Reader) error {
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
