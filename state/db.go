@@ -1,0 +1,293 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// DB is a node's state database. It is safe for concurrent use; the Stores
+// it returns are not (one task owns each).
+type DB struct {
+	bdb *badger.DB
+}
+
+// Options configure Open.
+type Options struct {
+	// InMemory keeps everything in memory (tests); Dir is then ignored.
+	InMemory bool
+	// Logger receives Badger's warnings and errors. Default: discarded.
+	Logger *slog.Logger
+}
+
+// Open opens (or creates) the state database in dir.
+func Open(dir string, opts Options) (*DB, error) {
+	bo := badger.DefaultOptions(dir).
+		WithInMemory(opts.InMemory).
+		WithLogger(badgerLogger{opts.Logger}).
+		// The changelog is the durable copy; the local one is a cache that
+		// restores from it, so writes need not be synced one by one.
+		WithSyncWrites(false).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(32 << 20).
+		WithValueLogFileSize(64 << 20)
+	if opts.InMemory {
+		bo = bo.WithDir("").WithValueDir("")
+	}
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("state: open %s: %w", dir, err)
+	}
+	return &DB{bdb: bdb}, nil
+}
+
+// Close closes the database. Pending changes of open stores are lost.
+func (db *DB) Close() error { return db.bdb.Close() }
+
+// Store returns the keyspace of (pipeline, name, partition).
+func (db *DB) Store(pipeline, name string, partition int32) *Store {
+	var p []byte
+	p = binary.AppendUvarint(p, uint64(len(pipeline)))
+	p = append(p, pipeline...)
+	p = binary.AppendUvarint(p, uint64(len(name)))
+	p = append(p, name...)
+	p = binary.BigEndian.AppendUint32(p, uint32(partition))
+	return &Store{
+		db:         db,
+		data:       append([]byte{'d'}, p...),
+		checkpoint: append(append([]byte{'c'}, p...), "checkpoint"...),
+		pending:    map[string]Change{},
+	}
+}
+
+// Change is one change to a key: a new value, or a deletion.
+type Change struct {
+	Key     []byte
+	Value   []byte // nil when Deleted
+	Deleted bool
+}
+
+// Store is one keyspace. It implements the runtime's State (the guest's
+// keyed-state host calls). Not safe for concurrent use.
+type Store struct {
+	db         *DB
+	data       []byte // prefix of data keys
+	checkpoint []byte // key of the checkpoint
+	pending    map[string]Change
+}
+
+// Get returns the value of key, seeing the open transaction's changes. The
+// value is the caller's to keep.
+func (s *Store) Get(key []byte) ([]byte, bool, error) {
+	if c, ok := s.pending[string(key)]; ok {
+		if c.Deleted {
+			return nil, false, nil
+		}
+		return bytes.Clone(c.Value), true, nil
+	}
+	var v []byte
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(s.dataKey(key))
+		if err != nil {
+			return err
+		}
+		v, err = it.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("state: get: %w", err)
+	}
+	return v, true, nil
+}
+
+// Put sets key to value in the open transaction.
+func (s *Store) Put(key, value []byte) error {
+	s.pending[string(key)] = Change{Key: bytes.Clone(key), Value: bytes.Clone(value)}
+	return nil
+}
+
+// Delete removes key in the open transaction.
+func (s *Store) Delete(key []byte) error {
+	s.pending[string(key)] = Change{Key: bytes.Clone(key), Deleted: true}
+	return nil
+}
+
+// Changes returns the open transaction's changes in key order: what goes to
+// the changelog.
+func (s *Store) Changes() []Change {
+	out := make([]Change, 0, len(s.pending))
+	for _, c := range s.pending {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Key, out[j].Key) < 0 })
+	return out
+}
+
+// Abort drops the open transaction's changes.
+func (s *Store) Abort() { clear(s.pending) }
+
+// Commit applies the open transaction's changes to disk together with the
+// checkpoint next: the changelog offset the local copy now reaches (the
+// offset after the last changelog record of this transaction). Call it once
+// the transaction has committed.
+func (s *Store) Commit(next int64) error {
+	err := s.apply(s.Changes(), next)
+	if err == nil {
+		clear(s.pending)
+	}
+	return err
+}
+
+// Restore applies changelog records read from the store's changelog
+// partition, in order, and records next as the checkpoint. Pending changes
+// are not touched (restore happens before processing).
+func (s *Store) Restore(changes []Change, next int64) error { return s.apply(changes, next) }
+
+func (s *Store) apply(changes []Change, next int64) error {
+	wb := s.db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	for _, c := range changes {
+		var err error
+		if c.Deleted {
+			err = wb.Delete(s.dataKey(c.Key))
+		} else {
+			err = wb.Set(s.dataKey(c.Key), c.Value)
+		}
+		if err != nil {
+			return fmt.Errorf("state: write: %w", err)
+		}
+	}
+	if err := wb.Set(bytes.Clone(s.checkpoint), binary.BigEndian.AppendUint64(nil, uint64(next))); err != nil {
+		return fmt.Errorf("state: write checkpoint: %w", err)
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("state: commit: %w", err)
+	}
+	return nil
+}
+
+// Checkpoint returns the changelog offset the local copy reaches (where a
+// restore continues reading), or -1 when the store has never been written:
+// restore it from the start of the changelog.
+func (s *Store) Checkpoint() (int64, error) {
+	var next int64 = -1
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(s.checkpoint)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("checkpoint of %d bytes", len(v))
+			}
+			next = int64(binary.BigEndian.Uint64(v))
+			return nil
+		})
+	})
+	if err != nil {
+		return -1, fmt.Errorf("state: checkpoint: %w", err)
+	}
+	return next, nil
+}
+
+// Wipe deletes the keyspace and its checkpoint, and drops pending changes:
+// the store is rebuilt from the changelog alone afterwards.
+func (s *Store) Wipe() error {
+	clear(s.pending)
+	if err := s.db.bdb.DropPrefix(s.data); err != nil {
+		return fmt.Errorf("state: wipe: %w", err)
+	}
+	return s.db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(s.checkpoint) })
+}
+
+// Scan calls fn for every key with the given prefix, in key order, as the
+// open transaction sees them (committed keys merged with pending changes).
+// fn must not change the store; key and value are valid during the call.
+func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	var pend []Change
+	for _, c := range s.Changes() {
+		if bytes.HasPrefix(c.Key, prefix) {
+			pend = append(pend, c)
+		}
+	}
+	return s.db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: s.dataKey(prefix), PrefetchValues: false})
+		defer it.Close()
+		emit := func(c Change) error {
+			if c.Deleted {
+				return nil
+			}
+			return fn(c.Key, c.Value)
+		}
+		for it.Rewind(); it.Valid(); it.Next() {
+			key := it.Item().Key()[len(s.data):]
+			for len(pend) > 0 && bytes.Compare(pend[0].Key, key) < 0 {
+				if err := emit(pend[0]); err != nil {
+					return err
+				}
+				pend = pend[1:]
+			}
+			if len(pend) > 0 && bytes.Equal(pend[0].Key, key) {
+				if err := emit(pend[0]); err != nil {
+					return err
+				}
+				pend = pend[1:]
+				continue
+			}
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if err := fn(key, v); err != nil {
+				return err
+			}
+		}
+		for _, c := range pend {
+			if err := emit(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Len counts the keys as the open transaction sees them.
+func (s *Store) Len() (int, error) {
+	n := 0
+	err := s.Scan(nil, func(_, _ []byte) error { n++; return nil })
+	return n, err
+}
+
+func (s *Store) dataKey(key []byte) []byte {
+	return append(bytes.Clone(s.data), key...)
+}
+
+// badgerLogger adapts slog to Badger's logger, keeping warnings and errors.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Error("badger: " + fmt.Sprintf(f, a...))
+	}
+}
+
+func (b badgerLogger) Warningf(f string, a ...any) {
+	if b.l != nil {
+		b.l.Warn("badger: " + fmt.Sprintf(f, a...))
+	}
+}
+
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}

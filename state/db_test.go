@@ -1,0 +1,200 @@
+package state_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/state"
+)
+
+var _ runtime.State = (*state.Store)(nil)
+
+func open(t *testing.T, dir string) *state.DB {
+	t.Helper()
+	db, err := state.Open(dir, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func get(t *testing.T, s *state.Store, k string) string {
+	t.Helper()
+	v, ok, err := s.Get([]byte(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return "<absent>"
+	}
+	return string(v)
+}
+
+func TestCommitAbortAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	db := open(t, dir)
+	s := db.Store("p", "counts", 3)
+	if cp, _ := s.Checkpoint(); cp != -1 {
+		t.Fatalf("new store checkpoint %d", cp)
+	}
+	s.Put([]byte("a"), []byte("1"))
+	s.Put([]byte("b"), []byte("2"))
+	if get(t, s, "a") != "1" {
+		t.Fatal("pending put not visible")
+	}
+	ch := s.Changes()
+	if len(ch) != 2 || string(ch[0].Key) != "a" || string(ch[1].Key) != "b" {
+		t.Fatalf("changes %+v", ch)
+	}
+	if err := s.Commit(10); err != nil {
+		t.Fatal(err)
+	}
+	s.Put([]byte("a"), []byte("100"))
+	s.Delete([]byte("b"))
+	if get(t, s, "a") != "100" || get(t, s, "b") != "<absent>" {
+		t.Fatal("pending changes not visible")
+	}
+	s.Abort() // the transaction aborted: back to the committed values
+	if get(t, s, "a") != "1" || get(t, s, "b") != "2" {
+		t.Fatalf("after abort a=%s b=%s", get(t, s, "a"), get(t, s, "b"))
+	}
+	s.Delete([]byte("b"))
+	if err := s.Commit(12); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db = open(t, dir)
+	defer db.Close()
+	s = db.Store("p", "counts", 3)
+	if cp, _ := s.Checkpoint(); cp != 12 {
+		t.Fatalf("checkpoint after reopen %d, want 12", cp)
+	}
+	if get(t, s, "a") != "1" || get(t, s, "b") != "<absent>" {
+		t.Fatalf("after reopen a=%s b=%s", get(t, s, "a"), get(t, s, "b"))
+	}
+}
+
+func TestKeyspacesAreSeparate(t *testing.T) {
+	db := open(t, t.TempDir())
+	defer db.Close()
+	stores := []*state.Store{db.Store("p", "s", 0), db.Store("p", "s", 1), db.Store("p", "t", 0), db.Store("q", "s", 0),
+		db.Store("p", "s\x01", 0)} // names that could collide if not length-prefixed
+	for i, s := range stores {
+		s.Put([]byte("k"), []byte(fmt.Sprint(i)))
+		if err := s.Commit(int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range stores {
+		if got := get(t, s, "k"); got != fmt.Sprint(i) {
+			t.Fatalf("store %d sees %s", i, got)
+		}
+		if n, _ := s.Len(); n != 1 {
+			t.Fatalf("store %d has %d keys", i, n)
+		}
+	}
+}
+
+func TestRestoreWipeAndScan(t *testing.T) {
+	db := open(t, t.TempDir())
+	defer db.Close()
+	s := db.Store("p", "s", 0)
+	err := s.Restore([]state.Change{
+		{Key: []byte("w/2"), Value: []byte("b")},
+		{Key: []byte("w/1"), Value: []byte("a")},
+		{Key: []byte("w/3"), Value: []byte("c")},
+		{Key: []byte("x"), Value: []byte("other")},
+		{Key: []byte("w/3"), Deleted: true}, // a later tombstone wins
+	}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Put([]byte("w/0"), []byte("new"))
+	s.Delete([]byte("w/2"))
+	s.Put([]byte("w/1"), []byte("A"))
+	var seen []string
+	if err := s.Scan([]byte("w/"), func(k, v []byte) error {
+		seen = append(seen, string(k)+"="+string(v))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(seen, " "); got != "w/0=new w/1=A" {
+		t.Fatalf("scan: %s", got)
+	}
+	if n, _ := s.Len(); n != 3 {
+		t.Fatalf("len %d, want 3 (w/0, w/1, x)", n)
+	}
+	if err := s.Wipe(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Len(); n != 0 {
+		t.Fatalf("%d keys after wipe", n)
+	}
+	if cp, _ := s.Checkpoint(); cp != -1 {
+		t.Fatalf("checkpoint %d after wipe", cp)
+	}
+}
+
+// TestGuestUsesBadgerState runs the counter guest against a Badger store
+// through the keyed-state host calls: an aborted batch leaves no trace, a
+// committed one survives.
+func TestGuestUsesBadgerState(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, t.TempDir())
+	defer db.Close()
+	s := db.Store("p", "counter", 0)
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(ctx)
+	wasm, err := os.ReadFile("../testdata/go/counter.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := eng.Load(ctx, "counter", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fn.Close(ctx)
+	inst, err := fn.NewInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst.SetState(s)
+	run := func(keys ...string) []string {
+		var in []abi.Record
+		for _, k := range keys {
+			in = append(in, abi.Record{Key: []byte(k)})
+		}
+		var out runtime.Output
+		if err := inst.Process(ctx, in, &out); err != nil || len(out.Failed) > 0 {
+			t.Fatal(err, out.Failed)
+		}
+		var vs []string
+		for _, r := range out.Records {
+			vs = append(vs, string(r.Value))
+		}
+		return vs
+	}
+	if got := strings.Join(run("a", "b", "a"), ","); got != "1,1,2" {
+		t.Fatalf("first batch: %s", got)
+	}
+	s.Abort()
+	if got := strings.Join(run("a"), ","); got != "1" {
+		t.Fatalf("after an aborted batch: %s, want 1", got)
+	}
+	if err := s.Commit(7); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(run("a", "a"), ","); got != "2,3" {
+		t.Fatalf("after a committed batch: %s, want 2,3", got)
+	}
+}
