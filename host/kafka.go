@@ -195,3 +195,33 @@ func CreateTopics(ctx context.Context, brokers []string, partitions int32, topic
 	}
 	return nil
 }
+
+// CreateCompactedTopics creates compacted topics with as many partitions as
+// like (an existing topic), ignoring ones that exist.
+func CreateCompactedTopics(ctx context.Context, brokers []string, like string, topics ...string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	details, err := adm.ListTopics(ctx, like)
+	if err != nil {
+		return err
+	}
+	d, ok := details[like]
+	if !ok || d.Err != nil {
+		return fmt.Errorf("source topic %s: not found", like)
+	}
+	compact := "compact"
+	res, err := adm.CreateTopics(ctx, int32(len(d.Partitions)), -1, map[string]*string{"cleanup.policy": &compact}, topics...)
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Sorted() {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+		}
+	}
+	return nil
+}

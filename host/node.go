@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/state"
 )
 
 // NodeConfig configures a node.
@@ -37,6 +38,10 @@ type NodeConfig struct {
 	// SessionTimeout is how long the group waits for a silent node before
 	// moving its partitions. Default 10s (Kafka's minimum is 6s).
 	SessionTimeout time.Duration
+	// DataDir holds the node's state database (stateful steps). Required
+	// when a step has state; an empty directory is restored from the
+	// changelogs.
+	DataDir string
 	// ClientOpts are added to the Kafka client's options (tests).
 	ClientOpts []kgo.Opt
 }
@@ -68,6 +73,7 @@ type Node struct {
 
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession
+	db      *state.DB // nil without stateful steps
 	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
 	// clientLoaded publishes cl to Stats, which may run on any goroutine.
 	clientLoaded atomic.Pointer[kgo.Client]
@@ -181,6 +187,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.OnPartitionsRevoked(n.revoked),
 		kgo.OnPartitionsLost(n.lost),
 		kgo.ProducerLinger(time.Millisecond),
+		kgo.RecordPartitioner(newPartitioner()),
 		kgo.SessionTimeout(n.cfg.SessionTimeout),
 		kgo.HeartbeatInterval(max(n.cfg.SessionTimeout/10, 100*time.Millisecond)),
 	}
@@ -206,6 +213,24 @@ func (n *Node) Run(ctx context.Context) error {
 	defer n.closeFunctions(ctx)
 	n.runCtx = ctx
 	var err error
+	if n.stateful() {
+		if n.cfg.DataDir == "" {
+			return errors.New("host: a stateful step needs NodeConfig.DataDir")
+		}
+		if n.db, err = state.Open(n.cfg.DataDir, state.Options{Logger: n.log}); err != nil {
+			return err
+		}
+		defer n.db.Close()
+		var topics []string
+		for _, s := range n.p.Steps {
+			if s.State {
+				topics = append(topics, ChangelogTopic(n.p.Name, s.Name))
+			}
+		}
+		if err := CreateCompactedTopics(ctx, n.cfg.Brokers, n.p.Source.Topics[0], topics...); err != nil {
+			return fmt.Errorf("changelog topics: %w", err)
+		}
+	}
 	if n.p.Delivery == ExactlyOnce {
 		n.sess, err = kgo.NewGroupTransactSession(n.clientOpts()...)
 		if err == nil {
@@ -318,6 +343,15 @@ func (n *Node) holding() bool {
 			if t.held != nil {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+func (n *Node) stateful() bool {
+	for _, s := range n.p.Steps {
+		if s.State {
+			return true
 		}
 	}
 	return false
@@ -472,8 +506,14 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 			ctx = context.WithoutCancel(ctx)
 		}
 	}
+	if try == kgo.TryCommit {
+		n.logChanges(ctx)
+	}
 	committed, err := n.sess.End(ctx, try)
 	n.txnOpen = false
+	if serr := n.settleStores(committed && err == nil); serr != nil && err == nil {
+		err = serr
+	}
 	if err != nil {
 		return fmt.Errorf("end transaction: %w", err)
 	}

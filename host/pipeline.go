@@ -93,6 +93,10 @@ type Step struct {
 	Name     string   `yaml:"name"`
 	Kind     StepKind `yaml:"kind"`
 	Function string   `yaml:"function"`
+	// State gives the function a keyed store (the ABI's state_get/put/delete)
+	// kept in the node's data directory and in the changelog topic
+	// <pipeline>-<step>-changelog. Needs delivery exactly_once.
+	State bool `yaml:"state"`
 }
 
 // Sink says where output records go.
@@ -357,6 +361,9 @@ func (p *Pipeline) validate() error {
 		}
 		if s.Function == "" {
 			bad(f+".function", "is required: the path of a .wasm file")
+		}
+		if s.State && p.Delivery != ExactlyOnce {
+			bad(f+".state", "keyed state needs delivery: exactly_once (its changelog is written in the transaction)")
 		}
 		if names[s.Name] {
 			bad(f+".name", "%q is used by an earlier step", s.Name)

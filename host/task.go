@@ -30,8 +30,9 @@ type task struct {
 	n     *Node
 	topic string
 	part  int32
-	insts []*runtime.Instance
-	outs  []runtime.Output // one per step: a step's output stays valid while the next runs
+	insts  []*runtime.Instance
+	outs   []runtime.Output // one per step: a step's output stays valid while the next runs
+	stores []*taskStore     // per step: the keyed store of a stateful step, else nil
 	in    chan *batch
 	quit  chan struct{} // closed to stop at once (revocation, shutdown)
 	done  chan struct{} // closed when the goroutine has returned
@@ -55,13 +56,24 @@ func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, er
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	for _, fn := range n.fns {
+	for i, fn := range n.fns {
 		inst, err := fn.NewInstance(ctx)
 		if err != nil {
 			t.closeInstances(ctx)
 			return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
 		}
 		t.insts = append(t.insts, inst)
+		var ts *taskStore
+		if step := n.p.Steps[i]; step.State {
+			ts = &taskStore{st: n.db.Store(n.p.Name, step.Name, part), topic: ChangelogTopic(n.p.Name, step.Name)}
+			ts.st.Abort() // nothing pending from an earlier owner of this partition
+			if err := n.restore(ctx, ts, part); err != nil {
+				t.closeInstances(ctx)
+				return nil, fmt.Errorf("task %s[%d]: restore %s: %w", topic, part, ts.topic, err)
+			}
+			inst.SetState(ts.st)
+		}
+		t.stores = append(t.stores, ts)
 	}
 	go t.run(ctx)
 	return t, nil

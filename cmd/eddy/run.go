@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +13,7 @@ import (
 )
 
 func newRunCmd(c *cli) *cobra.Command {
-	var brokers, nodeID string
+	var brokers, nodeID, dataDir string
 	var static bool
 	var session time.Duration
 	cmd := &cobra.Command{
@@ -36,8 +38,18 @@ leaves the group.`,
 				return err
 			}
 			defer eng.Close(cmd.Context())
+			if dataDir == "" {
+				base, err := os.UserCacheDir()
+				if err != nil {
+					return fmt.Errorf("--data-dir: %w", err)
+				}
+				dataDir = filepath.Join(base, "eddy", "state", p.Name)
+				if nodeID != "" {
+					dataDir = filepath.Join(dataDir, nodeID)
+				}
+			}
 			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: nodeID,
-				Static: static, SessionTimeout: session, Engine: eng, Logger: c.logger})
+				Static: static, SessionTimeout: session, Engine: eng, Logger: c.logger, DataDir: dataDir})
 			if err != nil {
 				return err
 			}
@@ -50,6 +62,7 @@ leaves the group.`,
 	brokersFlag(cmd, &brokers)
 	cmd.Flags().StringVar(&nodeID, "node-id", "", "this node's id, part of its transactional id (default: hostname-pid)")
 	cmd.Flags().BoolVar(&static, "static-membership", false, "join as a static group member with --node-id as instance id: a restarted node gets its partitions back at once")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "state directory of stateful steps (default: eddy/state/<pipeline>[/<node-id>] under the user cache dir); an empty one is restored from the changelogs")
 	cmd.Flags().DurationVar(&session, "session-timeout", 10*time.Second, "how long the group waits for a silent node before moving its partitions")
 	return cmd
 }

@@ -1,0 +1,173 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/state"
+)
+
+// ChangelogTopic is the compacted topic that holds the changes of a stateful
+// step's store, one partition per source partition.
+func ChangelogTopic(pipeline, step string) string {
+	return pipeline + "-" + step + "-changelog"
+}
+
+const changelogSuffix = "-changelog"
+
+// partitioner sends changelog records to the partition they name (the task's
+// partition) and every other record by Kafka's default rule (murmur2 of the
+// key).
+type partitioner struct{ def, manual kgo.Partitioner }
+
+func newPartitioner() kgo.Partitioner {
+	return partitioner{def: kgo.UniformBytesPartitioner(64<<10, true, true, nil), manual: kgo.ManualPartitioner()}
+}
+
+// ForTopic implements kgo.Partitioner.ForTopic.
+func (p partitioner) ForTopic(t string) kgo.TopicPartitioner {
+	if strings.HasSuffix(t, changelogSuffix) {
+		return p.manual.ForTopic(t)
+	}
+	return p.def.ForTopic(t)
+}
+
+// taskStore is a stateful step's store in a task, with the changelog offsets
+// of the open transaction.
+type taskStore struct {
+	st    *state.Store
+	topic string
+	next  int64 // offset after the last changelog record produced in the open transaction
+}
+
+// restore brings a store up to date with its changelog partition: from its
+// checkpoint, or from the start when it has none (a new node, or a lost
+// data directory). It reads with read_committed isolation up to the last
+// stable offset.
+func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
+	cp, err := ts.st.Checkpoint()
+	if err != nil {
+		return err
+	}
+	start := kgo.NewOffset().AtStart()
+	if cp >= 0 {
+		start = kgo.NewOffset().At(cp)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ts.topic: {part: start}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	began := time.Now()
+	restored, next := 0, max(cp, 0)
+	// The end of the log now: nothing to read when the checkpoint is there.
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, ts.topic)
+	if err != nil {
+		return fmt.Errorf("restore %s[%d]: end offset: %w", ts.topic, part, err)
+	}
+	end := int64(-1)
+	if o, ok := ends.Lookup(ts.topic, part); ok && o.Err == nil {
+		end = o.Offset
+	}
+	wait := 5 * time.Second // the first fetch also looks up the partition
+	for end < 0 || next < end {
+		pctx, cancel := context.WithTimeout(ctx, wait)
+		wait = 200 * time.Millisecond // what is left past the data is markers
+		fetches := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ferr error
+		fetches.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return fmt.Errorf("restore %s[%d]: %w", ts.topic, part, ferr)
+		}
+		var changes []state.Change
+		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			for _, r := range fp.Records {
+				changes = append(changes, state.Change{Key: r.Key, Value: r.Value, Deleted: r.Value == nil})
+				next = r.Offset + 1
+			}
+		})
+		if len(changes) > 0 {
+			if err := ts.st.Restore(changes, next); err != nil {
+				return err
+			}
+			restored += len(changes)
+		}
+		// Done at the end offset, or when a poll finds nothing: the rest
+		// is aborted records or transaction markers.
+		if fetches.Empty() {
+			break
+		}
+	}
+	n.log.Info("store restored", "changelog", ts.topic, "partition", part, "from", cp, "records", restored, "took", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// logChanges produces the open transaction's changes of every stateful store
+// of every task to their changelogs (inside the transaction).
+func (n *Node) logChanges(ctx context.Context) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ps := range n.mu.tasks {
+		for _, t := range ps {
+			for _, ts := range t.stores {
+				if ts == nil {
+					continue
+				}
+				for _, c := range ts.st.Changes() {
+					r := &kgo.Record{Topic: ts.topic, Partition: t.part, Key: c.Key, Value: c.Value}
+					n.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+						if err != nil {
+							n.fail(fmt.Errorf("changelog %s: %w", r.Topic, err))
+							return
+						}
+						// Promises of one partition run in order.
+						ts.next = r.Offset + 1
+					})
+				}
+			}
+		}
+	}
+}
+
+// settleStores commits (after a committed transaction) or aborts the stores'
+// pending changes.
+func (n *Node) settleStores(committed bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ps := range n.mu.tasks {
+		for _, t := range ps {
+			for _, ts := range t.stores {
+				if ts == nil {
+					continue
+				}
+				if !committed {
+					ts.st.Abort()
+					continue
+				}
+				if len(ts.st.Changes()) == 0 {
+					continue
+				}
+				if err := ts.st.Commit(ts.next); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
