@@ -74,7 +74,7 @@ type Node struct {
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession
 	db      *state.DB // nil without stateful steps
-	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
+	txnOpen bool      // a transaction was begun and not yet ended (poll loop and shutdown only)
 	// clientLoaded publishes cl to Stats, which may run on any goroutine.
 	clientLoaded atomic.Pointer[kgo.Client]
 

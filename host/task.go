@@ -27,15 +27,15 @@ type batch struct {
 // order. The node's poll loop is the only sender on in and closes it to stop
 // the task (see stop).
 type task struct {
-	n     *Node
-	topic string
-	part  int32
+	n      *Node
+	topic  string
+	part   int32
 	insts  []*runtime.Instance
 	outs   []runtime.Output // one per step: a step's output stays valid while the next runs
 	stores []*taskStore     // per step: the keyed store of a stateful step, else nil
-	in    chan *batch
-	quit  chan struct{} // closed to stop at once (revocation, shutdown)
-	done  chan struct{} // closed when the goroutine has returned
+	in     chan *batch
+	quit   chan struct{} // closed to stop at once (revocation, shutdown)
+	done   chan struct{} // closed when the goroutine has returned
 
 	// held is a batch that did not fit in the queue; the partition is
 	// paused until it is queued (overload: block). Guarded by the node's mu.
