@@ -125,6 +125,10 @@ func (n *Node) logChanges(ctx context.Context) {
 	defer n.mu.Unlock()
 	for _, ps := range n.mu.tasks {
 		for _, t := range ps {
+			if err := t.saveWatermarks(); err != nil {
+				n.fail(err)
+				return
+			}
 			for _, ts := range t.stores {
 				if ts == nil {
 					continue

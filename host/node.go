@@ -49,13 +49,16 @@ type NodeConfig struct {
 // Stats are a node's counters since it started.
 type Stats struct {
 	In, Out, DeadLettered, Dropped, Commits, Aborts int64
+	// Late counts records later than their window's grace (sent to the
+	// late topic).
+	Late int64
 	// BufferedRecords and BufferedBytes are fetched records not yet polled
 	// (the Kafka client's buffer).
 	BufferedRecords, BufferedBytes int64
 }
 
 type counters struct {
-	in, out, deadLettered, dropped, commits, aborts atomic.Int64
+	in, out, deadLettered, dropped, commits, aborts, late atomic.Int64
 }
 
 // Node runs one pipeline: it joins the pipeline's consumer group, runs a task
@@ -143,7 +146,7 @@ func (n *Node) closeFunctions(ctx context.Context) {
 // Stats returns the node's counters.
 func (n *Node) Stats() Stats {
 	st := Stats{In: n.stats.in.Load(), Out: n.stats.out.Load(), DeadLettered: n.stats.deadLettered.Load(),
-		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load()}
+		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load(), Late: n.stats.late.Load()}
 	if cl := n.clientLoaded.Load(); cl != nil {
 		st.BufferedRecords, st.BufferedBytes = cl.BufferedFetchRecords(), cl.BufferedFetchBytes()
 	}
@@ -223,7 +226,7 @@ func (n *Node) Run(ctx context.Context) error {
 		defer n.db.Close()
 		var topics []string
 		for _, s := range n.p.Steps {
-			if s.State {
+			if s.State || s.Kind == StepAggregate {
 				topics = append(topics, ChangelogTopic(n.p.Name, s.Name))
 			}
 		}
@@ -350,7 +353,7 @@ func (n *Node) holding() bool {
 
 func (n *Node) stateful() bool {
 	for _, s := range n.p.Steps {
-		if s.State {
+		if s.State || s.Kind == StepAggregate {
 			return true
 		}
 	}

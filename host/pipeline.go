@@ -40,6 +40,10 @@ const (
 	StepMap     StepKind = "map"      // exactly one output per input
 	StepFilter  StepKind = "filter"   // zero or one output per input
 	StepFlatMap StepKind = "flat_map" // any number of outputs
+	// StepAggregate folds records into per-key, per-window accumulators
+	// with the guest's eddy_agg_* functions and outputs window results. It
+	// must be the last step.
+	StepAggregate StepKind = "aggregate"
 )
 
 // Overload is what a node does when input arrives faster than it processes.
@@ -65,6 +69,7 @@ type Pipeline struct {
 	Steps          []Step        `yaml:"steps"`
 	Sink           Sink          `yaml:"sink"`
 	DeadLetter     DeadLetter    `yaml:"dead_letter"`
+	Late           LateOutput    `yaml:"late"`
 	Delivery       Delivery      `yaml:"delivery"`
 	CommitInterval time.Duration `yaml:"commit_interval"`
 	BatchSize      int           `yaml:"batch_size"`
@@ -97,6 +102,28 @@ type Step struct {
 	// kept in the node's data directory and in the changelog topic
 	// <pipeline>-<step>-changelog. Needs delivery exactly_once.
 	State bool `yaml:"state"`
+	// Window configures an aggregate step's windows (required for it).
+	Window *WindowSpec `yaml:"window"`
+	// Emit is an aggregate step's emit mode: final (default) or update.
+	Emit string `yaml:"emit"`
+	// TimeField takes event time from a JSON field of the value (a dotted
+	// path; integer milliseconds or RFC 3339) instead of the record
+	// timestamp.
+	TimeField string `yaml:"time_field"`
+}
+
+// WindowSpec is an aggregate step's window configuration.
+type WindowSpec struct {
+	Type        string        `yaml:"type"` // tumbling, hopping, sliding, session or global
+	Size        time.Duration `yaml:"size"`
+	Advance     time.Duration `yaml:"advance"`      // hopping
+	Gap         time.Duration `yaml:"gap"`          // session
+	Count       int           `yaml:"count"`        // global: fire every count records per key
+	Grace       time.Duration `yaml:"grace"`        // allowed lateness
+	Disorder    time.Duration `yaml:"disorder"`     // bounded out-of-orderness of the watermark
+	IdleTimeout time.Duration `yaml:"idle_timeout"` // exclude idle partitions from the watermark
+	Retention   time.Duration `yaml:"retention"`    // keep window state after close
+	Zone        string        `yaml:"zone"`         // align day windows to this IANA time zone
 }
 
 // Sink says where output records go.
@@ -106,6 +133,11 @@ type Sink struct {
 
 // DeadLetter says where failed records go.
 type DeadLetter struct {
+	Topic string `yaml:"topic"`
+}
+
+// LateOutput says where records later than a window's grace go.
+type LateOutput struct {
 	Topic string `yaml:"topic"`
 }
 
@@ -291,6 +323,9 @@ func (p *Pipeline) setDefaults() {
 	if p.DeadLetter.Topic == "" && p.Name != "" {
 		p.DeadLetter.Topic = p.Name + "-dlq"
 	}
+	if p.Late.Topic == "" && p.Name != "" {
+		p.Late.Topic = p.Name + "-late"
+	}
 	for i := range p.Steps {
 		if p.Steps[i].Name == "" {
 			p.Steps[i].Name = fmt.Sprintf("step%d", i+1)
@@ -354,10 +389,28 @@ func (p *Pipeline) validate() error {
 		f := fmt.Sprintf("steps[%d]", i)
 		switch s.Kind {
 		case StepMap, StepFilter, StepFlatMap:
+			if s.Window != nil {
+				bad(f+".window", "only an aggregate step has windows")
+			}
+		case StepAggregate:
+			if s.Window == nil {
+				bad(f+".window", "an aggregate step needs a window (type: tumbling, hopping, sliding, session or global)")
+			} else if _, err := s.windowing(); err != nil {
+				bad(f+".window", "%v", err)
+			}
+			if i != len(p.Steps)-1 {
+				bad(f+".kind", "an aggregate step must be the last step")
+			}
+			if p.Delivery != ExactlyOnce {
+				bad(f+".kind", "an aggregate step keeps state: it needs delivery: exactly_once")
+			}
 		case "":
-			bad(f+".kind", "is required: map, filter or flat_map")
+			bad(f+".kind", "is required: map, filter, flat_map or aggregate")
 		default:
-			bad(f+".kind", "must be map, filter or flat_map, got %q", s.Kind)
+			bad(f+".kind", "must be map, filter, flat_map or aggregate, got %q", s.Kind)
+		}
+		if s.Emit != "" && s.Emit != "final" && s.Emit != "update" {
+			bad(f+".emit", "must be final or update, got %q", s.Emit)
 		}
 		if s.Function == "" {
 			bad(f+".function", "is required: the path of a .wasm file")

@@ -27,15 +27,16 @@ type batch struct {
 // order. The node's poll loop is the only sender on in and closes it to stop
 // the task (see stop).
 type task struct {
-	n      *Node
-	topic  string
-	part   int32
-	insts  []*runtime.Instance
-	outs   []runtime.Output // one per step: a step's output stays valid while the next runs
-	stores []*taskStore     // per step: the keyed store of a stateful step, else nil
-	in     chan *batch
-	quit   chan struct{} // closed to stop at once (revocation, shutdown)
-	done   chan struct{} // closed when the goroutine has returned
+	n       *Node
+	topic   string
+	part    int32
+	insts   []*runtime.Instance
+	outs    []runtime.Output // one per step: a step's output stays valid while the next runs
+	stores  []*taskStore     // per step: the keyed store of a stateful or aggregate step, else nil
+	windows []*taskWindows   // per step: an aggregate step's windowing, else nil
+	in      chan *batch
+	quit    chan struct{} // closed to stop at once (revocation, shutdown)
+	done    chan struct{} // closed when the goroutine has returned
 
 	// held is a batch that did not fit in the queue; the partition is
 	// paused until it is queued (overload: block). Guarded by the node's mu.
@@ -64,16 +65,27 @@ func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, er
 		}
 		t.insts = append(t.insts, inst)
 		var ts *taskStore
-		if step := n.p.Steps[i]; step.State {
+		if step := n.p.Steps[i]; step.State || step.Kind == StepAggregate {
 			ts = &taskStore{st: n.db.Store(n.p.Name, step.Name, part), topic: ChangelogTopic(n.p.Name, step.Name)}
 			ts.st.Abort() // nothing pending from an earlier owner of this partition
 			if err := n.restore(ctx, ts, part); err != nil {
 				t.closeInstances(ctx)
 				return nil, fmt.Errorf("task %s[%d]: restore %s: %w", topic, part, ts.topic, err)
 			}
-			inst.SetState(ts.st)
+			if step.State {
+				inst.SetState(ts.st)
+			}
 		}
 		t.stores = append(t.stores, ts)
+		var tw *taskWindows
+		if n.p.Steps[i].Kind == StepAggregate {
+			var err error
+			if tw, err = t.newTaskWindows(ctx, i, ts); err != nil {
+				t.closeInstances(ctx)
+				return nil, fmt.Errorf("task %s[%d]: windows of %s: %w", topic, part, n.p.Steps[i].Name, err)
+			}
+		}
+		t.windows = append(t.windows, tw)
 	}
 	go t.run(ctx)
 	return t, nil
@@ -141,6 +153,13 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	}
 	cur := in
 	for s := range n.fns {
+		if n.p.Steps[s].Kind == StepAggregate {
+			var err error
+			if cur, err = t.aggregate(ctx, b, s, cur, src); err != nil {
+				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+			}
+			break // an aggregate step is the last
+		}
 		out := &t.outs[s]
 		out.Reset()
 		if err := t.insts[s].Process(ctx, cur, out); err != nil {
