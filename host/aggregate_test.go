@@ -70,7 +70,7 @@ batch_size: 50
 		want[w] = [2]int{c[0] + 1, c[1] + e.v}
 	}
 	for k := 0; k < 8; k++ {
-		evs = append(evs, ev{fmt.Sprintf("k%d", k), base, 1})                // late: its window closed long ago
+		evs = append(evs, ev{fmt.Sprintf("k%d", k), base, 1})             // late: its window closed long ago
 		evs = append(evs, ev{fmt.Sprintf("k%d", k), base + 3_600_000, 0}) // closes everything before
 	}
 	i := 0
