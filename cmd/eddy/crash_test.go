@@ -38,6 +38,34 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// brokerProc runs `eddy broker` as a child process with the given topics and
+// waits until it answers.
+func brokerProc(t *testing.T, bin string, topics ...string) []string {
+	t.Helper()
+	port := freePort(t)
+	brokers := []string{"127.0.0.1:" + strconv.Itoa(port)}
+	args := []string{"broker", "--port", strconv.Itoa(port), "--partitions", "4"}
+	for _, tp := range topics {
+		args = append(args, "--topic", tp)
+	}
+	broker := exec.Command(bin, args...)
+	broker.Stderr = os.Stderr
+	if err := broker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { broker.Process.Kill(); broker.Wait() })
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", brokers[0]); err == nil {
+			c.Close()
+			return brokers
+		}
+		if i > 100 {
+			t.Fatal("broker did not start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestCrashExactlyOnce kills a node process with SIGKILL at random points
 // while it processes 100,000 records under exactly_once, restarting it each
 // time; the broker is a separate process that lives on. The read_committed
@@ -47,24 +75,7 @@ func TestCrashExactlyOnce(t *testing.T) {
 		t.Skip("crash test: runs processes for a minute; skipped with -short")
 	}
 	bin := buildEddy(t)
-	port := freePort(t)
-	brokers := []string{"127.0.0.1:" + strconv.Itoa(port)}
-	broker := exec.Command(bin, "broker", "--port", strconv.Itoa(port), "--partitions", "4", "--topic", "in", "--topic", "out", "--topic", "dlq")
-	broker.Stderr = os.Stderr
-	if err := broker.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { broker.Process.Kill(); broker.Wait() }()
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", brokers[0]); err == nil {
-			c.Close()
-			break
-		}
-		if i > 100 {
-			t.Fatal("broker did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	brokers := brokerProc(t, bin, "in", "out", "dlq")
 
 	const total = 100000 // the issue asks for 100k+
 	i := 0

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+)
+
+// TestCrashWindowedExactlyOnce runs a windowed count/sum pipeline under
+// exactly_once and kills its node with SIGKILL several times, restarting it
+// each time — once on a fresh node with an empty data directory. The final
+// window results must equal a reference computed from the input, each
+// window exactly once.
+func TestCrashWindowedExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: runs processes; skipped with -short")
+	}
+	bin := buildEddy(t)
+	brokers := brokerProc(t, bin, "in", "out", "dlq", "late")
+
+	const base = int64(1700000000000)
+	type wk struct {
+		key   string
+		start int64
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	want := map[wk][2]int{}
+	var recs []abi.Record
+	const total = 30000
+	for i := 0; i < total; i++ {
+		key := fmt.Sprintf("k%d", i%16)
+		ts := base + int64(i)*5 + rng.Int64N(200) // 150 s of event time, disorder < 200 ms
+		v := rng.IntN(1000)
+		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(fmt.Sprint(v)), Timestamp: ts})
+		w := wk{key, ts / 1000 * 1000}
+		c := want[w]
+		want[w] = [2]int{c[0] + 1, c[1] + v}
+	}
+	for k := 0; k < 16; k++ { // close every window
+		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte("0"), Timestamp: base + 10_000_000})
+	}
+	i := 0
+	if _, err := host.Produce(context.Background(), brokers, "in", func() (abi.Record, error) {
+		if i >= len(recs) {
+			return abi.Record{}, io.EOF
+		}
+		i++
+		return recs[i-1], nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	stats, _ := filepath.Abs(td("go/stats.wasm"))
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: wcrash
+source: {topics: [in]}
+steps:
+  - name: stats
+    kind: aggregate
+    function: %s
+    window: {type: tumbling, size: 1s, disorder: 250ms}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+late: {topic: late}
+delivery: exactly_once
+commit_interval: 100ms
+batch_size: 100
+`, stats)), 0o644)
+	cache, data := t.TempDir(), t.TempDir()
+	start := func(dataDir string) *exec.Cmd {
+		cmd := exec.Command(bin, "--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", brokers[0],
+			"--node-id", "w", "--static-membership", "--data-dir", dataDir)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	count := func() int {
+		n, _ := host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: 300 * time.Millisecond}, func(abi.Record, host.Meta) error { return nil })
+		return n
+	}
+	rng2 := rand.New(rand.NewPCG(7, 8))
+	for kill := 0; kill < 4; kill++ {
+		dir := data
+		if kill == 2 {
+			dir = t.TempDir() // a fresh node: everything comes from the changelog
+		}
+		node := start(dir)
+		time.Sleep(time.Duration(1000+rng2.IntN(2000)) * time.Millisecond)
+		node.Process.Signal(syscall.SIGKILL)
+		node.Wait()
+		t.Logf("SIGKILL %d: %d committed window results so far", kill+1, count())
+	}
+	node := start(data)
+	deadline := time.Now().Add(2 * time.Minute)
+	for count() < len(want) && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+	}
+	node.Process.Signal(syscall.SIGTERM)
+	if err := node.Wait(); err != nil {
+		t.Errorf("the last node did not stop cleanly: %v", err)
+	}
+	got := map[wk][2]int{}
+	dups := 0
+	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
+		var start int64
+		for _, h := range r.Headers {
+			if h.Key == "eddy.window.start" {
+				fmt.Sscan(string(h.Value), &start)
+			}
+		}
+		var res struct{ Count, Sum int }
+		json.Unmarshal(r.Value, &res)
+		w := wk{string(r.Key), start}
+		if _, ok := got[w]; ok {
+			dups++
+		}
+		got[w] = [2]int{res.Count, res.Sum}
+		return nil
+	})
+	wrong := 0
+	for w, c := range want {
+		if got[w] != c {
+			wrong++
+			if wrong <= 3 {
+				t.Errorf("window %v: got %v, want %v", w, got[w], c)
+			}
+		}
+	}
+	if wrong > 0 || dups > 0 || len(got) != len(want) {
+		t.Fatalf("%d windows wrong, %d emitted twice, %d results for %d windows", wrong, dups, len(got), len(want))
+	}
+}
