@@ -106,7 +106,6 @@ batch_size: 500
 	var ms goruntime.MemStats
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var first time.Duration
-	last, lastT := int64(0), time.Now()
 	for node.Stats().In < int64(n) {
 		goruntime.ReadMemStats(&ms)
 		metrics.Read(live)
@@ -120,19 +119,8 @@ batch_size: 500
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
-		in := node.Stats().In
-		if in > 0 && first == 0 {
+		if in := node.Stats().In; in > 0 && first == 0 {
 			first = time.Since(start)
-		}
-		if in != last {
-			last, lastT = in, time.Now()
-		}
-		if st := node.Stats(); os.Getenv("EDDY_BENCH_DEBUG") != "" && st.BufferedRecords > 20000 {
-			b.Logf("buffered %d records, %d bytes", st.BufferedRecords, st.BufferedBytes)
-		}
-		if time.Since(lastT) > 500*time.Millisecond && os.Getenv("EDDY_BENCH_DEBUG") != "" {
-			b.Logf("stalled at %d for %s", in, time.Since(lastT))
-			lastT = time.Now()
 		}
 	}
 	if os.Getenv("EDDY_BENCH_DEBUG") != "" {
