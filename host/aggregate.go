@@ -238,9 +238,14 @@ const math64Min = -1 << 63
 func (t *task) aggregate(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32) ([]abi.Record, error) {
 	tw := t.windows[s]
 	tw.out.Emits, tw.out.Late = tw.out.Emits[:0], tw.out.Late[:0]
+	var lateFrom []int // lateFrom[i] is the index in cur of tw.out.Late[i]
 	for j := range cur {
 		tw.store.failed = nil
-		if err := tw.w.Process(t.part, &cur[j], &tw.out); err != nil {
+		err := tw.w.Process(t.part, &cur[j], &tw.out)
+		for len(lateFrom) < len(tw.out.Late) {
+			lateFrom = append(lateFrom, j) // late entries come from the record being processed
+		}
+		if err != nil {
 			var te *runtime.Error
 			if errors.As(err, &te) || errors.Is(err, windowing.ErrNoTimestamp) {
 				if te == nil {
@@ -259,18 +264,8 @@ func (t *task) aggregate(ctx context.Context, b *batch, s int, cur []abi.Record,
 	if err := tw.w.Advance(&tw.out); err != nil {
 		return nil, err
 	}
-	for _, l := range tw.out.Late {
-		j := l.Record // a pointer into cur
-		idx := -1
-		for k := range cur {
-			if &cur[k] == j {
-				idx = k
-				break
-			}
-		}
-		if idx >= 0 {
-			t.late(ctx, b, b.records[src[idx]], l, tw.w.Watermark())
-		}
+	for i, l := range tw.out.Late {
+		t.late(ctx, b, b.records[src[lateFrom[i]]], l, tw.w.Watermark())
 	}
 	results := make([]abi.Record, 0, len(tw.out.Emits))
 	for _, e := range tw.out.Emits {

@@ -175,25 +175,10 @@ func Consume(ctx context.Context, brokers []string, topic string, opts ConsumeOp
 	}
 }
 
-// CreateTopics creates topics with the given partitions (replication 1 on a
-// single broker, else the cluster default), ignoring ones that exist.
+// CreateTopics creates topics with the given partitions (replication: the
+// cluster default), ignoring ones that exist.
 func CreateTopics(ctx context.Context, brokers []string, partitions int32, topics ...string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	res, err := adm.CreateTopics(ctx, partitions, -1, nil, topics...)
-	if err != nil {
-		return err
-	}
-	for _, r := range res.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
-		}
-	}
-	return nil
+	return createTopics(ctx, brokers, partitions, nil, topics)
 }
 
 // CreateCompactedTopics creates compacted topics with as many partitions as
@@ -203,9 +188,8 @@ func CreateCompactedTopics(ctx context.Context, brokers []string, like string, t
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	details, err := adm.ListTopics(ctx, like)
+	details, err := kadm.NewClient(cl).ListTopics(ctx, like)
+	cl.Close()
 	if err != nil {
 		return err
 	}
@@ -214,7 +198,16 @@ func CreateCompactedTopics(ctx context.Context, brokers []string, like string, t
 		return fmt.Errorf("source topic %s: not found", like)
 	}
 	compact := "compact"
-	res, err := adm.CreateTopics(ctx, int32(len(d.Partitions)), -1, map[string]*string{"cleanup.policy": &compact}, topics...)
+	return createTopics(ctx, brokers, int32(len(d.Partitions)), map[string]*string{"cleanup.policy": &compact}, topics)
+}
+
+func createTopics(ctx context.Context, brokers []string, partitions int32, configs map[string]*string, topics []string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	res, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, -1, configs, topics...)
 	if err != nil {
 		return err
 	}

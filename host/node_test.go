@@ -16,7 +16,6 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/embedded"
-	"github.com/eddy-streams/eddy/runtime"
 )
 
 var cacheDir string
@@ -89,20 +88,7 @@ type runningNode struct {
 
 func startNode(t *testing.T, b *embedded.Broker, p *host.Pipeline, id string) *runningNode {
 	t.Helper()
-	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
-	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: []string{b.Addr()}, NodeID: id, Engine: eng, Logger: testLogger(t).With("id", id)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &runningNode{node: n, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- n.Run(ctx) }()
-	t.Cleanup(func() { r.stop(t) })
-	return r
+	return startStatefulNode(t, []string{b.Addr()}, p, id, "")
 }
 
 func (r *runningNode) stop(t *testing.T) {

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -81,26 +83,41 @@ func hostError(ctx context.Context, m api.Module, stack []uint64) {
 	}
 }
 
-func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
+// stateOf returns the calling instance and its store, or nil when the
+// function has no store (the state calls then answer "unavailable").
+func stateOf(ctx context.Context) (*Instance, State) {
 	i := instanceFrom(ctx)
+	if i == nil || i.state == nil {
+		return nil, nil
+	}
+	return i, i.state
+}
+
+// stateResult is what a state call answers for err: 0, or "failed" after
+// logging the storage error.
+func stateResult(ctx context.Context, i *Instance, op string, err error) uint64 {
+	if err != nil {
+		i.fn.guestLog(ctx, slog.LevelError, "state "+op+" failed", err.Error())
+		return api.EncodeI32(abi.StateFailed)
+	}
+	return 0
+}
+
+func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
 	key := read(m, stack[0], stack[1])
 	vptr, vcap := uint32(stack[2]), uint32(stack[3])
-	if i == nil || i.state == nil {
+	i, st := stateOf(ctx)
+	if st == nil {
 		stack[0] = api.EncodeI32(abi.StateUnavailable)
 		return
 	}
-	v, ok, err := i.state.Get(key)
+	v, ok, err := st.Get(key)
 	switch {
-	case err != nil:
-		i.fn.guestLog(ctx, slog.LevelError, "state get failed", err.Error())
-		stack[0] = api.EncodeI32(abi.StateFailed)
+	case err != nil || uint64(len(v)) > 1<<31-1:
+		stack[0] = stateResult(ctx, i, "get", cmp.Or(err, errors.New("value too large for the ABI")))
 	case !ok:
 		stack[0] = api.EncodeI32(abi.StateAbsent)
 	default:
-		if uint64(len(v)) > 1<<31-1 {
-			stack[0] = api.EncodeI32(abi.StateFailed)
-			return
-		}
 		if len(v) > 0 && uint32(len(v)) <= vcap && !m.Memory().Write(vptr, v) {
 			panic(fmt.Errorf("host call state_get: value buffer [%d, %d) is outside guest memory", vptr, uint64(vptr)+uint64(len(v))))
 		}
@@ -109,33 +126,21 @@ func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 func hostStatePut(ctx context.Context, m api.Module, stack []uint64) {
-	i := instanceFrom(ctx)
 	key, val := read(m, stack[0], stack[1]), read(m, stack[2], stack[3])
-	if i == nil || i.state == nil {
+	if i, st := stateOf(ctx); st == nil {
 		stack[0] = api.EncodeI32(abi.StateUnavailable)
-		return
+	} else {
+		stack[0] = stateResult(ctx, i, "put", st.Put(key, val))
 	}
-	if err := i.state.Put(key, val); err != nil {
-		i.fn.guestLog(ctx, slog.LevelError, "state put failed", err.Error())
-		stack[0] = api.EncodeI32(abi.StateFailed)
-		return
-	}
-	stack[0] = 0
 }
 
 func hostStateDelete(ctx context.Context, m api.Module, stack []uint64) {
-	i := instanceFrom(ctx)
 	key := read(m, stack[0], stack[1])
-	if i == nil || i.state == nil {
+	if i, st := stateOf(ctx); st == nil {
 		stack[0] = api.EncodeI32(abi.StateUnavailable)
-		return
+	} else {
+		stack[0] = stateResult(ctx, i, "delete", st.Delete(key))
 	}
-	if err := i.state.Delete(key); err != nil {
-		i.fn.guestLog(ctx, slog.LevelError, "state delete failed", err.Error())
-		stack[0] = api.EncodeI32(abi.StateFailed)
-		return
-	}
-	stack[0] = 0
 }
 
 func (f *Function) hostCounterAdd(_ context.Context, m api.Module, stack []uint64) {
