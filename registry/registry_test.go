@@ -1,0 +1,147 @@
+package registry
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// apply feeds records to s, failing the test on an error.
+func apply(t *testing.T, s *State, recs ...Record) []*Event {
+	t.Helper()
+	var evs []*Event
+	for _, r := range recs {
+		ev, err := s.Apply(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev != nil {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// deploy writes a module and an event for it, as a node does.
+func deploy(t *testing.T, s *State, module []byte, ev Event) *Event {
+	t.Helper()
+	apply(t, s, ModuleRecords(module, 7)...)
+	ev.Digest = Digest(module)
+	ev, err := s.Next(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := EventRecord(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := apply(t, s, r)
+	if len(evs) != 1 {
+		t.Fatalf("event %+v did not take effect", ev)
+	}
+	return evs[0]
+}
+
+func TestChunksReassembleAndVerify(t *testing.T) {
+	module := bytes.Repeat([]byte("wasm!"), 100)
+	recs := ModuleRecords(module, 64)
+	if len(recs) != 8 {
+		t.Fatalf("%d chunks, want 8", len(recs))
+	}
+	s := NewState()
+	// Out of order, with a duplicate.
+	apply(t, s, recs[3], recs[0], recs[7], recs[3])
+	if _, ok := s.Module(Digest(module)); ok {
+		t.Fatal("module complete before all chunks")
+	}
+	apply(t, s, recs[1], recs[2], recs[4], recs[5], recs[6])
+	if m, ok := s.Module(Digest(module)); !ok || !bytes.Equal(m, module) {
+		t.Fatal("module not reassembled")
+	}
+	// A chunk that does not belong fails the digest check.
+	bad := ModuleRecords([]byte("abc"), 2)
+	bad[1].Value = []byte("X")
+	apply(t, s, bad[0])
+	if _, err := s.Apply(bad[1]); err == nil || !strings.Contains(err.Error(), "do not match") {
+		t.Fatalf("corrupt module: %v", err)
+	}
+	if _, err := s.Apply(Record{Key: []byte("zzz")}); err == nil {
+		t.Fatal("unknown key accepted")
+	}
+}
+
+func TestHistoryDeployRollbackShadow(t *testing.T) {
+	s := NewState()
+	v1, v2, v3 := []byte("module one"), []byte("module two"), []byte("module three")
+	at := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	e1 := deploy(t, s, v1, Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Time: at, Note: "first"})
+	e2 := deploy(t, s, v2, Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Time: at})
+	if e1.Version != 1 || e2.Version != 2 || s.Step("p", "s").Live.Digest != Digest(v2) {
+		t.Fatalf("versions %d %d, live %+v", e1.Version, e2.Version, s.Step("p", "s").Live)
+	}
+	// Rollback without a target returns to the previous live version.
+	rb, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.Target != 1 || rb.Digest != Digest(v1) || rb.Version != 3 {
+		t.Fatalf("rollback %+v", rb)
+	}
+	r, _ := EventRecord(&rb)
+	apply(t, s, r)
+	if live := s.Step("p", "s").Live; live.Version != 3 || live.Digest != Digest(v1) {
+		t.Fatalf("live after rollback %+v", live)
+	}
+	// Rolling back again goes to version 2 (module two).
+	rb, err = s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback})
+	if err != nil || rb.Target != 2 {
+		t.Fatalf("second rollback %+v %v", rb, err)
+	}
+	// Shadow, then promote.
+	sh := deploy(t, s, v3, Event{Pipeline: "p", Step: "s", Action: ActionShadow})
+	if st := s.Step("p", "s"); st.Shadow == nil || st.Shadow.Version != sh.Version || st.Live.Digest != Digest(v1) {
+		t.Fatalf("after shadow: %+v", st)
+	}
+	pr, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionPromote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ = EventRecord(&pr)
+	apply(t, s, r)
+	if st := s.Step("p", "s"); st.Shadow != nil || st.Live.Digest != Digest(v3) || len(st.History) != 5 {
+		t.Fatalf("after promote: %+v", st)
+	}
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDiscard}); err == nil {
+		t.Fatal("discard without a shadow accepted")
+	}
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback, Target: 9}); err == nil {
+		t.Fatal("rollback to a version that does not exist accepted")
+	}
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest([]byte("never uploaded"))}); err == nil {
+		t.Fatal("deploy of a missing module accepted")
+	}
+}
+
+// Two writers that prepare the same version: the first record in the log
+// wins for every reader, the second is ignored.
+func TestRaceForAVersionNumber(t *testing.T) {
+	s := NewState()
+	a, b := []byte("module a"), []byte("module b")
+	apply(t, s, ModuleRecords(a, 0)...)
+	apply(t, s, ModuleRecords(b, 0)...)
+	ea, _ := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(a)})
+	eb, _ := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(b)})
+	ra, _ := EventRecord(&ea)
+	rb, _ := EventRecord(&eb)
+	if bytes.Equal(ra.Key, rb.Key) {
+		t.Fatal("two events share a key: compaction would drop one")
+	}
+	evs := apply(t, s, ra, rb)
+	if len(evs) != 1 || evs[0].Digest != Digest(a) {
+		t.Fatalf("took effect: %+v", evs)
+	}
+	if h := s.Step("p", "s").History; len(h) != 1 {
+		t.Fatalf("history %+v", h)
+	}
+}
