@@ -82,6 +82,11 @@ AssemblyScript, compile them to .wasm, and let Eddy run them over records.`,
 		newProduceCmd(c),
 		newConsumeCmd(c),
 		newVersionCmd(c),
+		newDeployCmd(c),
+		newFunctionsCmd(c),
+		newPromoteCmd(c),
+		newDiscardCmd(c),
+		newStatusCmd(c),
 	)
 	return root
 }

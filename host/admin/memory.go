@@ -207,13 +207,13 @@ func (m *MemoryBackend) appendLocked(ev registry.Event, module []byte) (registry
 			}
 		}
 	}
-	// A rollback or promotion brings back the module's name and version.
+	// An event about an earlier module carries its name and version.
 	st := m.mu.state.Step(ev.Pipeline, ev.Step)
 	var from *registry.Event
-	switch {
-	case next.Action == registry.ActionRollback:
+	switch next.Action {
+	case registry.ActionRollback:
 		from = &st.History[next.Target-1]
-	case next.Action == registry.ActionPromote:
+	case registry.ActionPromote, registry.ActionDiscard:
 		from = st.Shadow
 	}
 	if from != nil {
