@@ -22,20 +22,37 @@ func ChangelogTopic(pipeline, step string) string {
 const changelogSuffix = "-changelog"
 
 // partitioner sends changelog records to the partition they name (the task's
-// partition) and every other record by Kafka's default rule (murmur2 of the
-// key).
-type partitioner struct{ def, manual kgo.Partitioner }
+// partition); repartition records by murmur2 of their key, except progress
+// markers, which name their partition; and every other record by Kafka's
+// default rule (murmur2 of the key).
+type partitioner struct{ def, manual, keyed kgo.Partitioner }
 
 func newPartitioner() kgo.Partitioner {
-	return partitioner{def: kgo.UniformBytesPartitioner(64<<10, true, true, nil), manual: kgo.ManualPartitioner()}
+	return partitioner{def: kgo.UniformBytesPartitioner(64<<10, true, true, nil), manual: kgo.ManualPartitioner(),
+		keyed: kgo.StickyKeyPartitioner(nil)}
 }
 
 // ForTopic implements kgo.Partitioner.ForTopic.
 func (p partitioner) ForTopic(t string) kgo.TopicPartitioner {
-	if strings.HasSuffix(t, changelogSuffix) {
+	switch {
+	case strings.HasSuffix(t, changelogSuffix):
 		return p.manual.ForTopic(t)
+	case strings.HasSuffix(t, repartitionSuffix):
+		return repartitioner{keyed: p.keyed.ForTopic(t)}
 	}
 	return p.def.ForTopic(t)
+}
+
+// repartitioner partitions a repartition topic's records.
+type repartitioner struct{ keyed kgo.TopicPartitioner }
+
+func (repartitioner) RequiresConsistency(*kgo.Record) bool { return true }
+
+func (r repartitioner) Partition(rec *kgo.Record, n int) int {
+	if isProgress(rec.Headers) {
+		return int(rec.Partition)
+	}
+	return r.keyed.Partition(rec, n)
 }
 
 // taskStore is a stateful step's store in a task, with the changelog offsets

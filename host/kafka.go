@@ -181,27 +181,40 @@ func CreateTopics(ctx context.Context, brokers []string, partitions int32, topic
 	return createTopics(ctx, brokers, partitions, nil, topics)
 }
 
-// CreateCompactedTopics creates compacted topics with as many partitions as
-// like (an existing topic), ignoring ones that exist.
-func CreateCompactedTopics(ctx context.Context, brokers []string, like string, topics ...string) error {
+// CreateCompactedTopics creates compacted topics with the given partitions,
+// ignoring ones that exist.
+func CreateCompactedTopics(ctx context.Context, brokers []string, partitions int32, topics ...string) error {
+	compact := "compact"
+	return createTopics(ctx, brokers, partitions, map[string]*string{"cleanup.policy": &compact}, topics)
+}
+
+// PartitionCount returns the largest partition count of the topics, which
+// must exist.
+func PartitionCount(ctx context.Context, brokers []string, topics ...string) (int32, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
-		return err
+		return 0, err
 	}
-	details, err := kadm.NewClient(cl).ListTopics(ctx, like)
-	cl.Close()
+	defer cl.Close()
+	details, err := kadm.NewClient(cl).ListTopics(ctx, topics...)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	d, ok := details[like]
-	if !ok || d.Err != nil {
-		return fmt.Errorf("source topic %s: not found", like)
+	var parts int32
+	for _, t := range topics {
+		d, ok := details[t]
+		if !ok || d.Err != nil {
+			return 0, fmt.Errorf("source topic %s: not found", t)
+		}
+		parts = max(parts, int32(len(d.Partitions)))
 	}
-	compact := "compact"
-	return createTopics(ctx, brokers, int32(len(d.Partitions)), map[string]*string{"cleanup.policy": &compact}, topics)
+	return parts, nil
 }
 
 func createTopics(ctx context.Context, brokers []string, partitions int32, configs map[string]*string, topics []string) error {
+	if len(topics) == 0 {
+		return nil
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return err

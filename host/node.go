@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/eddy-streams/eddy/registry"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/state"
 )
@@ -42,6 +43,9 @@ type NodeConfig struct {
 	// when a step has state; an empty directory is restored from the
 	// changelogs.
 	DataDir string
+	// RegistryTopic is the function registry's topic. Default
+	// registry.DefaultTopic.
+	RegistryTopic string
 	// ClientOpts are added to the Kafka client's options (tests).
 	ClientOpts []kgo.Opt
 }
@@ -68,11 +72,23 @@ type counters struct {
 // Run it once; it returns when its context ends (after a clean shutdown) or
 // on a fatal error.
 type Node struct {
-	p     *Pipeline
-	cfg   NodeConfig
-	log   *slog.Logger
-	fns   []*runtime.Function
-	stats counters
+	p   *Pipeline
+	cfg NodeConfig
+	log *slog.Logger
+	// cur are the steps' live function versions (nil for a key_by step on
+	// a field); staged are new versions waiting for the next transaction
+	// boundary (applySwaps). gen counts swaps: tasks compare it with theirs
+	// before each batch. Guarded by fnMu.
+	cur, staged []*liveFn
+	fnMu        sync.Mutex
+	gen         atomic.Int64
+	reg         *registryLog
+	regReady    chan struct{} // closed once reg is open
+	// timeFns are the steps' time_function modules (nil where none).
+	timeFns []*runtime.Function
+	stages  []Stage
+	parts   int32 // partitions of the repartition and changelog topics
+	stats   counters
 
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession
@@ -109,6 +125,9 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 10 * time.Second
 	}
+	if cfg.RegistryTopic == "" {
+		cfg.RegistryTopic = registry.DefaultTopic
+	}
 	if cfg.Static && cfg.NodeID == "" {
 		return nil, errors.New("host: static membership needs a NodeID")
 	}
@@ -119,28 +138,80 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1),
 		room: make(chan struct{}, 1)}
 	n.mu.tasks = map[string]map[int32]*task{}
+	n.regReady = make(chan struct{})
+	n.stages = p.Stages()
+	load := func(i int, path string) (*runtime.Function, error) {
+		if path == "" {
+			return nil, nil
+		}
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return n.loadFunction(ctx, i, wasm)
+	}
+	n.staged = make([]*liveFn, len(p.Steps))
 	for i, s := range p.Steps {
-		wasm, err := os.ReadFile(p.FunctionPath(i))
+		fn, err := load(i, p.FunctionPath(i))
+		if err == nil && fn == nil && s.Kind != StepKeyBy {
+			err = errors.New("no function")
+		}
+		var lf *liveFn
+		if fn != nil {
+			lf = newLiveFn(fn, 0)
+		}
+		n.cur = append(n.cur, lf)
 		if err != nil {
 			n.closeFunctions(ctx)
 			return nil, fmt.Errorf("step %s: %w", s.Name, err)
 		}
-		fn, err := cfg.Engine.Load(ctx, s.Name, wasm,
-			runtime.WithMemoryLimit(int(p.Limits.MemoryLimit)), runtime.WithCallTimeout(p.Limits.CallTimeout),
-			runtime.WithLogger(n.log.With("step", s.Name)))
+		tfn, err := load(i, p.TimeFunctionPath(i))
+		n.timeFns = append(n.timeFns, tfn)
 		if err != nil {
 			n.closeFunctions(ctx)
-			return nil, fmt.Errorf("step %s: %w", s.Name, err)
+			return nil, fmt.Errorf("step %s: time_function: %w", s.Name, err)
 		}
-		n.fns = append(n.fns, fn)
 	}
 	return n, nil
 }
 
 func (n *Node) closeFunctions(ctx context.Context) {
-	for _, f := range n.fns {
-		f.Close(context.WithoutCancel(ctx))
+	n.fnMu.Lock()
+	defer n.fnMu.Unlock()
+	for _, lfs := range [][]*liveFn{n.cur, n.staged} {
+		for _, lf := range lfs {
+			if lf != nil {
+				lf.fn.Close(context.WithoutCancel(ctx))
+			}
+		}
 	}
+	for _, f := range n.timeFns {
+		if f != nil {
+			f.Close(context.WithoutCancel(ctx))
+		}
+	}
+}
+
+// stageOf returns the stage that consumes topic.
+func (n *Node) stageOf(topic string) Stage {
+	for _, st := range n.stages {
+		for _, t := range st.Inputs {
+			if t == topic {
+				return st
+			}
+		}
+	}
+	return n.stages[0]
+}
+
+// inputs returns every topic the node consumes: the source topics and the
+// repartition topics.
+func (n *Node) inputs() []string {
+	var ts []string
+	for _, st := range n.stages {
+		ts = append(ts, st.Inputs...)
+	}
+	return ts
 }
 
 // Stats returns the node's counters.
@@ -170,7 +241,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.SeedBrokers(n.cfg.Brokers...),
 		kgo.ClientID("eddy-" + n.cfg.NodeID),
 		kgo.ConsumerGroup(p.Name),
-		kgo.ConsumeTopics(p.Source.Topics...),
+		kgo.ConsumeTopics(n.inputs()...),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -216,24 +287,37 @@ func (n *Node) Run(ctx context.Context) error {
 	defer n.closeFunctions(ctx)
 	n.runCtx = ctx
 	var err error
-	if n.stateful() {
-		if n.cfg.DataDir == "" {
-			return errors.New("host: a stateful step needs NodeConfig.DataDir")
-		}
+	if err := n.createTopics(ctx); err != nil {
+		return err
+	}
+	if n.stateful() && n.cfg.DataDir == "" {
+		return errors.New("host: a stateful step needs NodeConfig.DataDir")
+	}
+	if n.cfg.DataDir != "" {
 		if n.db, err = state.Open(n.cfg.DataDir, state.Options{Logger: n.log}); err != nil {
 			return err
 		}
 		defer n.db.Close()
-		var topics []string
-		for _, s := range n.p.Steps {
-			if s.State || s.Kind == StepAggregate {
-				topics = append(topics, ChangelogTopic(n.p.Name, s.Name))
-			}
-		}
-		if err := CreateCompactedTopics(ctx, n.cfg.Brokers, n.p.Source.Topics[0], topics...); err != nil {
-			return fmt.Errorf("changelog topics: %w", err)
-		}
 	}
+	if n.reg, err = openRegistry(ctx, n.cfg.Brokers, n.cfg.RegistryTopic, n.db, n.log); err != nil {
+		return err
+	}
+	defer n.reg.close()
+	if err := n.useRegistry(ctx); err != nil {
+		return err
+	}
+	n.reg.onEvent = n.onRegistryEvent
+	close(n.regReady)
+	rctx, stopRegistry := context.WithCancel(ctx)
+	tailDone := make(chan struct{})
+	go func() {
+		defer close(tailDone)
+		n.reg.run(rctx)
+	}()
+	defer func() {
+		stopRegistry()
+		<-tailDone
+	}()
 	if n.p.Delivery == ExactlyOnce {
 		n.sess, err = kgo.NewGroupTransactSession(n.clientOpts()...)
 		if err == nil {
@@ -266,6 +350,10 @@ func (n *Node) loop(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
+		}
+		if !eos || txnStart.IsZero() {
+			// Between transactions: new function versions take over here.
+			n.applySwaps(ctx)
 		}
 		if eos && txnStart.IsZero() {
 			if err := n.sess.Begin(); err != nil {
@@ -353,11 +441,44 @@ func (n *Node) holding() bool {
 
 func (n *Node) stateful() bool {
 	for _, s := range n.p.Steps {
-		if s.State || s.Kind == StepAggregate {
+		if s.stateful() {
 			return true
 		}
 	}
 	return false
+}
+
+// createTopics creates the topics the node writes besides the sink: the
+// changelogs (compacted) and the repartition topics, each with as many
+// partitions as the largest source topic, so that every task of every stage
+// has its partition.
+func (n *Node) createTopics(ctx context.Context) error {
+	var changelogs, repartitions []string
+	for _, s := range n.p.Steps {
+		if s.stateful() {
+			changelogs = append(changelogs, ChangelogTopic(n.p.Name, s.Name))
+		}
+	}
+	for _, st := range n.stages {
+		if !st.Last {
+			repartitions = append(repartitions, st.Output)
+		}
+	}
+	if len(changelogs)+len(repartitions) == 0 {
+		return nil
+	}
+	parts, err := PartitionCount(ctx, n.cfg.Brokers, n.p.Source.Topics...)
+	if err != nil {
+		return err
+	}
+	n.parts = parts
+	if err := CreateCompactedTopics(ctx, n.cfg.Brokers, parts, changelogs...); err != nil {
+		return fmt.Errorf("changelog topics: %w", err)
+	}
+	if err := CreateTopics(ctx, n.cfg.Brokers, parts, repartitions...); err != nil {
+		return fmt.Errorf("repartition topics: %w", err)
+	}
+	return nil
 }
 
 // pollSize is how many records one poll may return: a batch per partition.

@@ -44,6 +44,29 @@ const (
 	// with the guest's eddy_agg_* functions and outputs window results. It
 	// must be the last step.
 	StepAggregate StepKind = "aggregate"
+	// StepKeyBy gives every record a new key: a field of its JSON value or
+	// the result of the guest's eddy_key. When a stateful step follows, the
+	// records are first redistributed by their new key through a
+	// repartition topic, so that each key's state lives in one task.
+	StepKeyBy StepKind = "key_by"
+)
+
+// Time says where an aggregate step's event time comes from.
+type Time string
+
+// Time sources.
+const (
+	// TimeEvent (the default) is event time: the record timestamp, or a
+	// JSON field (time_field), or the guest's eddy_timestamp
+	// (time_function).
+	TimeEvent Time = "event"
+	// TimeLogAppend is the time the broker appended the record: the record
+	// timestamp of a topic with message.timestamp.type=LogAppendTime.
+	TimeLogAppend Time = "log_append"
+	// TimeProcessing is the node's wall clock when it processes the record.
+	// Results then depend on when records are processed: not
+	// deterministic, not reproducible by replay.
+	TimeProcessing Time = "processing"
 )
 
 // Overload is what a node does when input arrives faster than it processes.
@@ -98,6 +121,9 @@ type Step struct {
 	Name     string   `yaml:"name"`
 	Kind     StepKind `yaml:"kind"`
 	Function string   `yaml:"function"`
+	// Field is a key_by step's key: a dotted path into the JSON value (the
+	// alternative to a function exporting eddy_key).
+	Field string `yaml:"field"`
 	// State gives the function a keyed store (the ABI's state_get/put/delete)
 	// kept in the node's data directory and in the changelog topic
 	// <pipeline>-<step>-changelog. Needs delivery exactly_once.
@@ -106,11 +132,20 @@ type Step struct {
 	Window *WindowSpec `yaml:"window"`
 	// Emit is an aggregate step's emit mode: final (default) or update.
 	Emit string `yaml:"emit"`
+	// Time is an aggregate step's time source: event (default),
+	// log_append or processing.
+	Time Time `yaml:"time"`
 	// TimeField takes event time from a JSON field of the value (a dotted
 	// path; integer milliseconds or RFC 3339) instead of the record
 	// timestamp.
 	TimeField string `yaml:"time_field"`
+	// TimeFunction takes event time from a Wasm module's eddy_timestamp
+	// (the path of a .wasm file, which may be the step's own function).
+	TimeFunction string `yaml:"time_function"`
 }
+
+// stateful reports whether the step keeps keyed state.
+func (s *Step) stateful() bool { return s.State || s.Kind == StepAggregate }
 
 // WindowSpec is an aggregate step's window configuration.
 type WindowSpec struct {
@@ -388,9 +423,12 @@ func (p *Pipeline) validate() error {
 	for i, s := range p.Steps {
 		f := fmt.Sprintf("steps[%d]", i)
 		switch s.Kind {
-		case StepMap, StepFilter, StepFlatMap:
+		case StepMap, StepFilter, StepFlatMap, StepKeyBy:
 			if s.Window != nil {
 				bad(f+".window", "only an aggregate step has windows")
+			}
+			if s.Time != "" || s.TimeField != "" || s.TimeFunction != "" || s.Emit != "" {
+				bad(f+".kind", "time, time_field, time_function and emit belong to aggregate steps")
 			}
 		case StepAggregate:
 			if s.Window == nil {
@@ -401,22 +439,46 @@ func (p *Pipeline) validate() error {
 			if i != len(p.Steps)-1 {
 				bad(f+".kind", "an aggregate step must be the last step")
 			}
-			if p.Delivery != ExactlyOnce {
-				bad(f+".kind", "an aggregate step keeps state: it needs delivery: exactly_once")
+			switch s.Time {
+			case "", TimeEvent:
+				if s.TimeField != "" && s.TimeFunction != "" {
+					bad(f+".time_function", "give time_field or time_function, not both")
+				}
+			case TimeLogAppend, TimeProcessing:
+				if s.TimeField != "" || s.TimeFunction != "" {
+					bad(f+".time", "time_field and time_function need time: event, got %q", s.Time)
+				}
+			default:
+				bad(f+".time", "must be event, log_append or processing, got %q", s.Time)
 			}
 		case "":
-			bad(f+".kind", "is required: map, filter, flat_map or aggregate")
+			bad(f+".kind", "is required: map, filter, flat_map, key_by or aggregate")
 		default:
-			bad(f+".kind", "must be map, filter, flat_map or aggregate, got %q", s.Kind)
+			bad(f+".kind", "must be map, filter, flat_map, key_by or aggregate, got %q", s.Kind)
+		}
+		if s.stateful() && p.Delivery != ExactlyOnce {
+			bad(f+".kind", "this step keeps state: it needs delivery: exactly_once (its changelog is written in the transaction)")
 		}
 		if s.Emit != "" && s.Emit != "final" && s.Emit != "update" {
 			bad(f+".emit", "must be final or update, got %q", s.Emit)
 		}
-		if s.Function == "" {
+		switch {
+		case s.Kind == StepKeyBy && s.Function == "" && s.Field == "":
+			bad(f+".field", "a key_by step needs a field (a dotted path into the JSON value) or a function exporting eddy_key")
+		case s.Kind == StepKeyBy && s.Function != "" && s.Field != "":
+			bad(f+".field", "give field or function, not both")
+		case s.Kind != StepKeyBy && s.Field != "":
+			bad(f+".field", "only a key_by step has a field")
+		case s.Kind != StepKeyBy && s.Function == "":
 			bad(f+".function", "is required: the path of a .wasm file")
 		}
-		if s.State && p.Delivery != ExactlyOnce {
-			bad(f+".state", "keyed state needs delivery: exactly_once (its changelog is written in the transaction)")
+		if s.Field != "" {
+			if _, err := newFieldKey(s.Field); err != nil {
+				bad(f+".field", "%v", err)
+			}
+		}
+		if s.Kind == StepKeyBy && s.State {
+			bad(f+".state", "a key_by step keeps no state")
 		}
 		if names[s.Name] {
 			bad(f+".name", "%q is used by an earlier step", s.Name)
@@ -470,11 +532,57 @@ func (p *Pipeline) validate() error {
 }
 
 // FunctionPath returns the path of step i's module, resolved against the
-// pipeline file's directory.
-func (p *Pipeline) FunctionPath(i int) string {
-	f := p.Steps[i].Function
-	if filepath.IsAbs(f) || p.Dir == "" {
+// pipeline file's directory ("" for a key_by step on a field).
+func (p *Pipeline) FunctionPath(i int) string { return p.path(p.Steps[i].Function) }
+
+// TimeFunctionPath returns the path of step i's timestamp module, resolved
+// against the pipeline file's directory ("" when it has none).
+func (p *Pipeline) TimeFunctionPath(i int) string { return p.path(p.Steps[i].TimeFunction) }
+
+func (p *Pipeline) path(f string) string {
+	if f == "" || filepath.IsAbs(f) || p.Dir == "" {
 		return f
 	}
 	return filepath.Join(p.Dir, f)
+}
+
+// RepartitionTopic is the topic through which a key_by step redistributes
+// records by their new key when a stateful step follows it.
+func RepartitionTopic(pipeline, step string) string {
+	return pipeline + "-" + step + repartitionSuffix
+}
+
+const repartitionSuffix = "-repartition"
+
+// Stage is a run of consecutive steps that a task applies to the records of
+// one input topic. A pipeline without repartitioning has one stage, from
+// its source topics to its sink. A stateful step that follows a key_by step
+// starts a new stage: the stage before it ends by writing its records to the
+// key_by step's repartition topic, partitioned by their new key, and the new
+// stage reads that topic, so that each key's state lives in one task.
+type Stage struct {
+	Inputs   []string // the topics this stage consumes
+	From, To int      // its steps: Steps[From:To]
+	Output   string   // where its records go: a repartition topic, or the sink
+	Last     bool     // Output is the sink
+}
+
+// Stages splits the pipeline at its repartitions.
+func (p *Pipeline) Stages() []Stage {
+	var stages []Stage
+	cur := Stage{Inputs: p.Source.Topics}
+	keyed := "" // the last key_by step of the current stage
+	for i, s := range p.Steps {
+		switch {
+		case s.Kind == StepKeyBy:
+			keyed = s.Name
+		case s.stateful() && keyed != "":
+			cur.To, cur.Output = i, RepartitionTopic(p.Name, keyed)
+			stages = append(stages, cur)
+			cur = Stage{Inputs: []string{cur.Output}, From: i}
+			keyed = ""
+		}
+	}
+	cur.To, cur.Output, cur.Last = len(p.Steps), p.Sink.Topic, true
+	return append(stages, cur)
 }

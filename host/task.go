@@ -10,6 +10,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/windowing"
 )
 
 // batch is a run of consecutive records of one partition.
@@ -30,13 +31,39 @@ type task struct {
 	n       *Node
 	topic   string
 	part    int32
-	insts   []*runtime.Instance
-	outs    []runtime.Output // one per step: a step's output stays valid while the next runs
-	stores  []*taskStore     // per step: the keyed store of a stateful or aggregate step, else nil
-	windows []*taskWindows   // per step: an aggregate step's windowing, else nil
-	in      chan *batch
-	quit    chan struct{} // closed to stop at once (revocation, shutdown)
-	done    chan struct{} // closed when the goroutine has returned
+	stage   Stage               // the steps this task runs: those of its topic's stage
+	insts   []*runtime.Instance // per step: its function's instance (nil outside the stage, or without a function)
+	fns     []*liveFn           // per step: the version insts run
+	gen     int64               // the node's swap generation insts follow
+	headers []kgo.RecordHeader  // eddy.function.<step> of the stage's steps, added to every output
+	times   []*runtime.Instance // per step: its time_function's instance, else nil
+	outs    []runtime.Output    // one per step: a step's output stays valid while the next runs
+	results []runtime.Result    // scratch for key and timestamp extraction
+	stores  []*taskStore        // per step: the keyed store of a stateful or aggregate step, else nil
+	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
+	// warnedLogAppend is set once a record without a log-append timestamp
+	// has been reported (time: log_append).
+	warnedLogAppend bool
+
+	// timeStep is the aggregate step whose event time this task gives its
+	// records (as their timestamp) before they reach it or the repartition
+	// topic in front of it; -1 when none.
+	timeStep int
+	extract  windowing.Extractor // timeStep's extractor, when it has no time_function
+	// maxTime and sentTime are the largest event time sent to the
+	// repartition topic and the last one sent as progress (feedsWindows).
+	maxTime, sentTime int64
+	// inputs are the windows' inputs of a stage that starts with an
+	// aggregate step after a repartition: the upstream inputs; from and
+	// marks are the batch's (see readRepartitioned).
+	inputs     []int32
+	byUpstream bool
+	from       []int32
+	batchSrc   []int32 // src of the records the aggregate step is processing
+	marks      []progress
+	in         chan *batch
+	quit       chan struct{} // closed to stop at once (revocation, shutdown)
+	done       chan struct{} // closed when the goroutine has returned
 
 	// held is a batch that did not fit in the queue; the partition is
 	// paused until it is queued (overload: block). Guarded by the node's mu.
@@ -52,48 +79,84 @@ type task struct {
 func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, error) {
 	t := &task{
 		n: n, topic: topic, part: part,
-		outs: make([]runtime.Output, len(n.fns)),
+		outs: make([]runtime.Output, len(n.p.Steps)),
 		in:   make(chan *batch, n.p.Limits.QueueSize),
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	for i, fn := range n.fns {
-		inst, err := fn.NewInstance(ctx)
+	t.stage = n.stageOf(topic)
+	if err := t.initTime(); err != nil {
+		return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
+	}
+	steps := len(n.p.Steps)
+	t.insts = make([]*runtime.Instance, steps)
+	t.fns = make([]*liveFn, steps)
+	t.times = make([]*runtime.Instance, steps)
+	t.stores = make([]*taskStore, steps)
+	t.windows = make([]*taskWindows, steps)
+	t.gen = n.gen.Load() // before reading the current versions: a swap after this is seen at the first batch
+	for i := t.stage.From; i < t.stage.To; i++ {
+		if err := t.initStep(ctx, i); err != nil {
+			t.closeInstances(ctx)
+			return nil, fmt.Errorf("task %s[%d]: step %s: %w", topic, part, n.p.Steps[i].Name, err)
+		}
+	}
+	if s := t.timeStep; s >= 0 && n.timeFns[s] != nil {
+		inst, err := n.timeFns[s].NewInstance(ctx)
 		if err != nil {
 			t.closeInstances(ctx)
-			return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
+			return nil, fmt.Errorf("task %s[%d]: step %s: time_function: %w", topic, part, n.p.Steps[s].Name, err)
 		}
-		t.insts = append(t.insts, inst)
-		var ts *taskStore
-		if step := n.p.Steps[i]; step.State || step.Kind == StepAggregate {
-			ts = &taskStore{st: n.db.Store(n.p.Name, step.Name, part), topic: ChangelogTopic(n.p.Name, step.Name)}
-			ts.st.Abort() // nothing pending from an earlier owner of this partition
-			if err := n.restore(ctx, ts, part); err != nil {
-				t.closeInstances(ctx)
-				return nil, fmt.Errorf("task %s[%d]: restore %s: %w", topic, part, ts.topic, err)
-			}
-			if step.State {
-				inst.SetState(ts.st)
-			}
-		}
-		t.stores = append(t.stores, ts)
-		var tw *taskWindows
-		if n.p.Steps[i].Kind == StepAggregate {
-			var err error
-			if tw, err = t.newTaskWindows(ctx, i, ts); err != nil {
-				t.closeInstances(ctx)
-				return nil, fmt.Errorf("task %s[%d]: windows of %s: %w", topic, part, n.p.Steps[i].Name, err)
-			}
-		}
-		t.windows = append(t.windows, tw)
+		t.times[s] = inst
 	}
+	t.setHeaders()
 	go t.run(ctx)
 	return t, nil
 }
 
+// initStep creates step i's instances and restores its store.
+func (t *task) initStep(ctx context.Context, i int) error {
+	n := t.n
+	step := &n.p.Steps[i]
+	if lf := n.current(i); lf != nil {
+		inst, err := n.newInstance(ctx, lf)
+		if err != nil {
+			return err
+		}
+		t.insts[i], t.fns[i] = inst, lf
+	}
+	if !step.stateful() {
+		return nil
+	}
+	ts := &taskStore{st: n.db.Store(n.p.Name, step.Name, t.part), topic: ChangelogTopic(n.p.Name, step.Name)}
+	ts.st.Abort() // nothing pending from an earlier owner of this partition
+	if err := n.restore(ctx, ts, t.part); err != nil {
+		return fmt.Errorf("restore %s: %w", ts.topic, err)
+	}
+	if step.State {
+		t.insts[i].SetState(ts.st)
+	}
+	t.stores[i] = ts
+	if step.Kind == StepAggregate {
+		tw, err := t.newTaskWindows(ctx, i, ts)
+		if err != nil {
+			return fmt.Errorf("windows: %w", err)
+		}
+		t.windows[i] = tw
+	}
+	return nil
+}
+
 func (t *task) closeInstances(ctx context.Context) {
-	for _, i := range t.insts {
-		i.Close(context.WithoutCancel(ctx))
+	for s, inst := range t.insts {
+		if inst != nil {
+			t.n.release(ctx, t.fns[s], inst)
+		}
+	}
+	for _, inst := range t.times {
+		if inst != nil {
+			inst.Close(context.WithoutCancel(ctx))
+		}
 	}
 }
 
@@ -142,23 +205,42 @@ func (t *task) stop(drain bool) {
 // producer: outputs to the sink, failures to the dead-letter topic.
 func (t *task) process(ctx context.Context, b *batch) error {
 	n := t.n
-	in := make([]abi.Record, len(b.records))
-	for i, r := range b.records {
-		in[i] = toABI(r)
-	}
-	// src[i] is the input record each current record descends from.
-	src := make([]int32, len(in))
-	for i := range src {
-		src[i] = int32(i)
+	t.refresh(ctx)
+	var in []abi.Record
+	var src []int32 // src[i] is the index in b.records of the record current record i descends from
+	if t.stage.From > 0 {
+		var err error
+		if in, src, t.from, t.marks, err = t.readRepartitioned(b); err != nil {
+			return err
+		}
+	} else {
+		in = make([]abi.Record, len(b.records))
+		src = make([]int32, len(in))
+		for i, r := range b.records {
+			in[i] = toABI(r)
+			src[i] = int32(i)
+		}
 	}
 	cur := in
-	for s := range n.fns {
-		if n.p.Steps[s].Kind == StepAggregate {
+	for s := t.stage.From; s < t.stage.To; s++ {
+		switch n.p.Steps[s].Kind {
+		case StepAggregate:
 			var err error
+			if s == t.timeStep {
+				if cur, src, err = t.eventTimes(ctx, b, s, cur, src); err != nil {
+					return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+				}
+			}
 			if cur, err = t.aggregate(ctx, b, s, cur, src); err != nil {
 				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
 			}
-			break // an aggregate step is the last
+			continue // an aggregate step is the last
+		case StepKeyBy:
+			var err error
+			if cur, src, err = t.keyBy(ctx, b, s, cur, src); err != nil {
+				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+			}
+			continue
 		}
 		out := &t.outs[s]
 		out.Reset()
@@ -182,7 +264,7 @@ func (t *task) process(ctx context.Context, b *batch) error {
 					continue
 				}
 				failed[int32(i)] = true
-				t.deadLetter(ctx, b, b.records[src[i]], s, &runtime.Error{Function: n.fns[s].Name(), Kind: abi.KindProcess,
+				t.deadLetter(ctx, b, b.records[src[i]], s, &runtime.Error{Function: t.fns[s].fn.Name(), Kind: abi.KindProcess,
 					Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
 					Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
 			}
@@ -199,10 +281,35 @@ func (t *task) process(ctx context.Context, b *batch) error {
 		}
 		cur, src = next, nsrc
 	}
-	n.stats.in.Add(int64(len(in)))
-	n.stats.out.Add(int64(len(cur)))
+	feeds := n.feedsWindows(t.stage)
+	if feeds {
+		// The next stage's windows need the records' event time.
+		var err error
+		if cur, src, err = t.eventTimes(ctx, b, t.stage.To, cur, src); err != nil {
+			return fmt.Errorf("step %s: %w", n.p.Steps[t.stage.To].Name, err)
+		}
+	}
+	if t.stage.From == 0 {
+		n.stats.in.Add(int64(len(in)))
+	}
+	if t.stage.Last {
+		n.stats.out.Add(int64(len(cur)))
+	}
+	var from []byte
+	if feeds {
+		from = []byte(strconv.Itoa(int(t.upstreamID())))
+	}
 	for i := range cur {
-		t.produce(ctx, b, toKafka(n.p.Sink.Topic, &cur[i]))
+		r := toKafka(t.stage.Output, &cur[i])
+		r.Headers = append(r.Headers, t.headers...)
+		if feeds {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: hdrFrom, Value: from})
+			t.maxTime = max(t.maxTime, cur[i].Timestamp)
+		}
+		t.produce(ctx, b, r)
+	}
+	if feeds {
+		t.sendProgress(ctx, b)
 	}
 	t.settle(b) // the processing share of pending
 	return nil
@@ -259,14 +366,17 @@ func (t *task) idle() bool {
 func (t *task) deadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, e *runtime.Error) {
 	n := t.n
 	n.stats.deadLettered.Add(1)
-	fn := n.fns[s]
+	digest := "none" // a key_by step on a field runs no function
+	if lf := t.fns[s]; lf != nil {
+		digest = "sha256:" + lf.fn.Digest()
+	}
 	r := &kgo.Record{
 		Topic: n.p.DeadLetter.Topic, Key: orig.Key, Value: orig.Value, Timestamp: orig.Timestamp,
 		Headers: append(append([]kgo.RecordHeader(nil), orig.Headers...),
 			kgo.RecordHeader{Key: "eddy.error", Value: []byte(e.Error())},
 			kgo.RecordHeader{Key: "eddy.error.code", Value: []byte(e.CodeString())},
 			kgo.RecordHeader{Key: "eddy.step", Value: []byte(n.p.Steps[s].Name)},
-			kgo.RecordHeader{Key: "eddy.function.digest", Value: []byte("sha256:" + fn.Digest())},
+			kgo.RecordHeader{Key: "eddy.function.digest", Value: []byte(digest)},
 			kgo.RecordHeader{Key: "eddy.source.topic", Value: []byte(orig.Topic)},
 			kgo.RecordHeader{Key: "eddy.source.partition", Value: []byte(strconv.Itoa(int(orig.Partition)))},
 			kgo.RecordHeader{Key: "eddy.source.offset", Value: []byte(strconv.FormatInt(orig.Offset, 10))},

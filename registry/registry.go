@@ -286,8 +286,9 @@ func (s *State) check(st *StepState, ev *Event) error {
 // Next prepares the event that would follow a step's history: its version
 // number, and for a rollback, promote or discard the digest it is about.
 // It reports why the event cannot follow (a missing module, nothing to roll
-// back to, no shadow).
-func (s *State) Next(ev Event) (Event, error) {
+// back to, no shadow). module, if not nil, is the module a deploy or shadow
+// event will write before itself: it counts as present.
+func (s *State) Next(ev Event, module []byte) (Event, error) {
 	k := StepKey{ev.Pipeline, ev.Step}
 	st := s.steps[k]
 	if st == nil {
@@ -311,6 +312,12 @@ func (s *State) Next(ev Event) (Event, error) {
 			return ev, fmt.Errorf("%s: no shadow deploy", k)
 		}
 		ev.Digest = st.Shadow.Digest
+	}
+	if module != nil && Digest(module) == ev.Digest {
+		if _, ok := s.modules[ev.Digest]; !ok {
+			s.modules[ev.Digest] = module
+			defer delete(s.modules, ev.Digest)
+		}
 	}
 	if err := s.check(st, &ev); err != nil {
 		return ev, fmt.Errorf("%s: %w", k, err)

@@ -28,7 +28,7 @@ func deploy(t *testing.T, s *State, module []byte, ev Event) *Event {
 	t.Helper()
 	apply(t, s, ModuleRecords(module, 7)...)
 	ev.Digest = Digest(module)
-	ev, err := s.Next(ev)
+	ev, err := s.Next(ev, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestHistoryDeployRollbackShadow(t *testing.T) {
 		t.Fatalf("versions %d %d, live %+v", e1.Version, e2.Version, s.Step("p", "s").Live)
 	}
 	// Rollback without a target returns to the previous live version.
-	rb, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback})
+	rb, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestHistoryDeployRollbackShadow(t *testing.T) {
 		t.Fatalf("live after rollback %+v", live)
 	}
 	// Rolling back again goes to version 2 (module two).
-	rb, err = s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback})
+	rb, err = s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback}, nil)
 	if err != nil || rb.Target != 2 {
 		t.Fatalf("second rollback %+v %v", rb, err)
 	}
@@ -103,7 +103,7 @@ func TestHistoryDeployRollbackShadow(t *testing.T) {
 	if st := s.Step("p", "s"); st.Shadow == nil || st.Shadow.Version != sh.Version || st.Live.Digest != Digest(v1) {
 		t.Fatalf("after shadow: %+v", st)
 	}
-	pr, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionPromote})
+	pr, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionPromote}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +112,13 @@ func TestHistoryDeployRollbackShadow(t *testing.T) {
 	if st := s.Step("p", "s"); st.Shadow != nil || st.Live.Digest != Digest(v3) || len(st.History) != 5 {
 		t.Fatalf("after promote: %+v", st)
 	}
-	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDiscard}); err == nil {
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDiscard}, nil); err == nil {
 		t.Fatal("discard without a shadow accepted")
 	}
-	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback, Target: 9}); err == nil {
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback, Target: 9}, nil); err == nil {
 		t.Fatal("rollback to a version that does not exist accepted")
 	}
-	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest([]byte("never uploaded"))}); err == nil {
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest([]byte("never uploaded"))}, nil); err == nil {
 		t.Fatal("deploy of a missing module accepted")
 	}
 }
@@ -130,8 +130,8 @@ func TestRaceForAVersionNumber(t *testing.T) {
 	a, b := []byte("module a"), []byte("module b")
 	apply(t, s, ModuleRecords(a, 0)...)
 	apply(t, s, ModuleRecords(b, 0)...)
-	ea, _ := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(a)})
-	eb, _ := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(b)})
+	ea, _ := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(a)}, nil)
+	eb, _ := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(b)}, nil)
 	ra, _ := EventRecord(&ea)
 	rb, _ := EventRecord(&eb)
 	if bytes.Equal(ra.Key, rb.Key) {

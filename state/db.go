@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
-	"sort"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -62,7 +63,7 @@ func (db *DB) Store(pipeline, name string, partition int32) *Store {
 		db:         db,
 		data:       append([]byte{'d'}, p...),
 		checkpoint: append(append([]byte{'c'}, p...), "checkpoint"...),
-		pending:    map[string]Change{},
+		pending:    map[string]*Change{},
 	}
 }
 
@@ -79,7 +80,11 @@ type Store struct {
 	db         *DB
 	data       []byte // prefix of data keys
 	checkpoint []byte // key of the checkpoint
-	pending    map[string]Change
+	// pending holds the open transaction's changes. A Put to a key already
+	// changed reuses its entry and key, so it allocates only the copy of
+	// the value; values are never written in place, so what Changes
+	// returned stays valid.
+	pending map[string]*Change
 }
 
 // Get returns the value of key, seeing the open transaction's changes. The
@@ -111,14 +116,23 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 
 // Put sets key to value in the open transaction.
 func (s *Store) Put(key, value []byte) error {
-	s.pending[string(key)] = Change{Key: bytes.Clone(key), Value: bytes.Clone(value)}
+	s.change(key, bytes.Clone(value), false)
 	return nil
 }
 
 // Delete removes key in the open transaction.
 func (s *Store) Delete(key []byte) error {
-	s.pending[string(key)] = Change{Key: bytes.Clone(key), Deleted: true}
+	s.change(key, nil, true)
 	return nil
+}
+
+func (s *Store) change(key, value []byte, deleted bool) {
+	if c, ok := s.pending[string(key)]; ok {
+		*c = Change{Key: c.Key, Value: value, Deleted: deleted}
+		return
+	}
+	k := string(key)
+	s.pending[k] = &Change{Key: []byte(k), Value: value, Deleted: deleted}
 }
 
 // Changes returns the open transaction's changes in key order: what goes to
@@ -126,11 +140,14 @@ func (s *Store) Delete(key []byte) error {
 func (s *Store) Changes() []Change {
 	out := make([]Change, 0, len(s.pending))
 	for _, c := range s.pending {
-		out = append(out, c)
+		out = append(out, *c)
 	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Key, out[j].Key) < 0 })
+	slices.SortFunc(out, func(a, b Change) int { return bytes.Compare(a.Key, b.Key) })
 	return out
 }
+
+// Pending returns how many keys the open transaction changes.
+func (s *Store) Pending() int { return len(s.pending) }
 
 // Abort drops the open transaction's changes.
 func (s *Store) Abort() { clear(s.pending) }
@@ -140,7 +157,14 @@ func (s *Store) Abort() { clear(s.pending) }
 // offset after the last changelog record of this transaction). Call it once
 // the transaction has committed.
 func (s *Store) Commit(next int64) error {
-	err := s.apply(s.Changes(), next)
+	// Each key appears once, so the order of the writes does not matter.
+	err := s.apply(func(yield func(*Change) bool) {
+		for _, c := range s.pending {
+			if !yield(c) {
+				return
+			}
+		}
+	}, next)
 	if err == nil {
 		clear(s.pending)
 	}
@@ -150,12 +174,20 @@ func (s *Store) Commit(next int64) error {
 // Restore applies changelog records read from the store's changelog
 // partition, in order, and records next as the checkpoint. Pending changes
 // are not touched (restore happens before processing).
-func (s *Store) Restore(changes []Change, next int64) error { return s.apply(changes, next) }
+func (s *Store) Restore(changes []Change, next int64) error {
+	return s.apply(func(yield func(*Change) bool) {
+		for i := range changes {
+			if !yield(&changes[i]) {
+				return
+			}
+		}
+	}, next)
+}
 
-func (s *Store) apply(changes []Change, next int64) error {
+func (s *Store) apply(changes iter.Seq[*Change], next int64) error {
 	wb := s.db.bdb.NewWriteBatch()
 	defer wb.Cancel()
-	for _, c := range changes {
+	for c := range changes {
 		var err error
 		if c.Deleted {
 			err = wb.Delete(s.dataKey(c.Key))
@@ -271,7 +303,7 @@ func (s *Store) Len() (int, error) {
 }
 
 func (s *Store) dataKey(key []byte) []byte {
-	return append(bytes.Clone(s.data), key...)
+	return append(append(make([]byte, 0, len(s.data)+len(key)), s.data...), key...)
 }
 
 // badgerLogger adapts slog to Badger's logger, keeping warnings and errors.

@@ -345,6 +345,18 @@ func (w *Windower) Process(partition int32, rec *abi.Record, out *Output) error 
 	return nil
 }
 
+// Progress records that partition has reached event time t without a
+// record: its watermark becomes t minus the disorder, as if a record at t
+// had arrived. An upstream task that redistributes records sends its
+// progress this way, so that a downstream partition it sends no record to
+// does not hold the watermark back. Emissions are appended to out.
+func (w *Windower) Progress(partition int32, t int64, out *Output) error {
+	if nwm := max(w.wms.Observe(partition, t), w.floor); nwm > w.advanced {
+		return w.advanceTo(nwm, out)
+	}
+	return nil
+}
+
 // ProcessBatch calls Process for each record of a batch from one partition.
 func (w *Windower) ProcessBatch(partition int32, recs []abi.Record, out *Output) error {
 	for i := range recs {

@@ -116,3 +116,32 @@ func Example() {
 	// alice [0,60000) count=2 sum=2
 	// late alice t=30000 window [0,60000) watermark 65000
 }
+
+// TestProgressReleasesAQuietPartition: a partition without records holds
+// the watermark back until Progress reports how far it has got.
+func TestProgressReleasesAQuietPartition(t *testing.T) {
+	store := countStore{}
+	w, err := New(Config{Window: Tumbling(time.Second)}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Assign(0, 1)
+	var out Output
+	for ts := int64(0); ts <= 5000; ts += 100 {
+		if err := w.Process(0, &abi.Record{Key: []byte("k"), Timestamp: ts}, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out.Emits) != 0 {
+		t.Fatalf("partition 1 has not progressed, yet %d windows fired", len(out.Emits))
+	}
+	if err := w.Progress(1, 3500, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Emits) != 3 || out.Emits[2].Window.End != 3000 || string(out.Emits[0].Value) != "10" {
+		t.Fatalf("after progress to 3500: %+v", out.Emits)
+	}
+	if w.Watermark() != 3500 {
+		t.Fatalf("watermark %d, want 3500", w.Watermark())
+	}
+}

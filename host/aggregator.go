@@ -1,0 +1,492 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/state"
+	"github.com/eddy-streams/eddy/windowing"
+)
+
+// aggFuncs are the calls of an aggregate function, with the contracts of
+// *runtime.Instance's methods of the same names. The aggregator takes this
+// interface rather than an instance so that a benchmark can run a native Go
+// aggregate over the same state path.
+type aggFuncs interface {
+	AggInit(ctx context.Context) ([]byte, error)
+	AggAdd(ctx context.Context, groups []abi.Group, out []abi.Added, failed []*runtime.Error) ([]abi.Added, []*runtime.Error, error)
+	AggMerge(ctx context.Context, keys, a, b [][]byte, out []runtime.Result) ([]runtime.Result, error)
+	AggResult(ctx context.Context, keys, accs [][]byte, out []runtime.Result) ([]runtime.Result, error)
+}
+
+// Keys of a window store: accumulators under 'a', the watermark under 'w'.
+var watermarkKey = []byte("w")
+
+// appendAccKey appends the store key of (key, w) to b.
+func appendAccKey(b, key []byte, w windowing.Window) []byte {
+	b = append(b, 'a')
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.BigEndian.AppendUint64(b, uint64(w.Start))
+	return binary.BigEndian.AppendUint64(b, uint64(w.End))
+}
+
+func accKey(key []byte, w windowing.Window) []byte { return appendAccKey(nil, key, w) }
+
+func parseAccKey(b []byte) (key []byte, w windowing.Window, ok bool) {
+	if len(b) < 1 || b[0] != 'a' {
+		return nil, w, false
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || len(b) != 1+k+int(n)+16 {
+		return nil, w, false
+	}
+	key = b[1+k : 1+k+int(n)]
+	rest := b[1+k+int(n):]
+	w.Start, w.End = int64(binary.BigEndian.Uint64(rest)), int64(binary.BigEndian.Uint64(rest[8:]))
+	return key, w, true
+}
+
+// aggregator is an aggregate step of one task, without Kafka: it runs
+// batches of records through the step's windower, whose accumulators live
+// in the task's state store and are folded by the step's aggregate
+// function, and says what the batch produced (results, late records, failed
+// records). task.aggregate turns that into records to produce.
+//
+// Not safe for concurrent use: a task owns it.
+type aggregator struct {
+	w     *windowing.Windower
+	store *windowStore
+	part  int32
+	// inputOf, when set, names the windows' input of record j of a batch
+	// (an upstream partition, after a repartition); else it is part.
+	inputOf func(j int) int32
+	name  string // the function's, for errors
+}
+
+// aggOutput is what one batch of an aggregator produced. Reuse it across
+// batches: process resets it.
+type aggOutput struct {
+	windowing.Output       // the batch's results and late records
+	LateFrom         []int // LateFrom[i] is the index in the batch of Late[i]'s record
+	// Failed are the records to dead-letter, in batch order, each once:
+	// those without an event time and those the aggregate function refused
+	// or failed on. Err.Index is the record's index in the batch.
+	Failed []*runtime.Error
+}
+
+func (o *aggOutput) reset() {
+	o.Output.Reset()
+	o.LateFrom, o.Failed = o.LateFrom[:0], o.Failed[:0]
+}
+
+// newAggregator returns the aggregator of a task's partition part whose
+// state store st has been restored: the saved watermark and every stored
+// window are given back to the windower.
+func newAggregator(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32) (*aggregator, error) {
+	ws := newWindowStore(st, fn)
+	w, err := windowing.New(cfg, ws)
+	if err != nil {
+		return nil, err
+	}
+	wm := int64(math64Min)
+	if v, ok, err := st.Get(watermarkKey); err != nil {
+		return nil, err
+	} else if ok && len(v) == 8 {
+		wm = int64(binary.BigEndian.Uint64(v))
+	}
+	err = st.Scan([]byte{'a'}, func(k, _ []byte) error {
+		key, win, ok := parseAccKey(k)
+		if !ok {
+			return fmt.Errorf("window store: malformed key %q", k)
+		}
+		return w.Restore(wm, bytes.Clone(key), win)
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.Assign(part)
+	return &aggregator{w: w, store: ws, part: part, name: name}, nil
+}
+
+const math64Min = -1 << 63
+
+// process runs a batch of records through the windower, then advances it
+// (firing what the watermark allows), and puts what came out in out. The
+// records must stay unchanged until process returns. An error is not about
+// a record (a cancelled context, a failing store): the task stops.
+func (a *aggregator) process(ctx context.Context, recs []abi.Record, out *aggOutput) error {
+	out.reset()
+	ws := a.store
+	ws.begin(ctx, len(recs))
+	for j := range recs {
+		ws.cur = j
+		err := a.w.Process(a.input(j), &recs[j], &out.Output)
+		for len(out.LateFrom) < len(out.Late) {
+			out.LateFrom = append(out.LateFrom, j) // late entries come from the record being processed
+		}
+		if err == nil {
+			continue
+		}
+		var te *runtime.Error
+		switch {
+		case errors.As(err, &te):
+			// A result, merge or init call the record's arrival caused
+			// failed: the record is charged with it, as before batching.
+			ws.fail(j, te)
+		case errors.Is(err, windowing.ErrNoTimestamp):
+			ws.fail(j, &runtime.Error{Function: a.name, Kind: abi.KindTimestamp, Cause: runtime.CauseGuest,
+				Code: abi.CodeBadInput, Index: j, Group: -1, Reason: err.Error()})
+		default:
+			return err
+		}
+	}
+	if err := ws.flush(); err != nil {
+		return err
+	}
+	if err := a.w.Advance(&out.Output); err != nil {
+		return err
+	}
+	out.Failed = ws.failures(out.Failed)
+	return nil
+}
+
+// setFunc makes fn the aggregate function from the next batch on (a new
+// version of the step's function). Call it between batches.
+func (a *aggregator) setFunc(fn aggFuncs) { a.store.fn = fn }
+
+// watermark returns the task watermark.
+func (a *aggregator) watermark() int64 { return a.w.Watermark() }
+
+// saveWatermark records the watermark in the store, so that it reaches the
+// changelog with the transaction.
+func (a *aggregator) saveWatermark() error {
+	return a.store.st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(a.w.Watermark())))
+}
+
+// windowStore keeps a task's window accumulators in its state store and
+// folds records into them with the step's aggregate function.
+//
+// # Why adds are buffered
+//
+// Folding one record at a time costs a store read, a guest call and a store
+// write per record (and per window, for hopping windows). Instead, Add only
+// appends the record to its (key, window) group; flush folds every pending
+// group in one eddy_agg_add call, reading and writing each accumulator
+// once. The Windower only sees accumulators through Merge, Result and
+// Delete, and each of them flushes the groups it touches first, so it
+// never sees a stale one; the aggregator flushes the rest at the end of a
+// batch, before Advance. A session that grows by one window (the common
+// merge) takes its pending group along without a flush.
+//
+// Failures stay per record: a record the guest refuses, or on which the
+// call fails (isolated by AggAdd's bisection), is reported with its index
+// in the batch, and a window whose every record failed still gets the
+// initial accumulator, since the Windower believes it exists.
+type windowStore struct {
+	ctx context.Context
+	st  *state.Store
+	fn  aggFuncs
+	cur int // index in the batch of the record being processed
+
+	pending []pendingGroup // pending[:npend] are in use; the rest keep their buffers
+	npend   int
+	index   map[string]int // store key of a pending group → its index in pending
+
+	failed []*runtime.Error // this batch's failed records, in failure order
+	bad    []bool           // bad[j]: record j of the batch has failed
+
+	// Scratch for flush.
+	groups []abi.Group
+	added  []abi.Added
+	errs   []*runtime.Error
+	res    []runtime.Result
+}
+
+// pendingGroup is the records added to one (key, window) since the last
+// flush, in arrival order.
+type pendingGroup struct {
+	sk   []byte // the store key: accKey(key, win)
+	key  []byte // the record key, a slice of sk
+	recs []abi.Record
+	from []int // from[i] is the index in the batch of recs[i]
+}
+
+func newWindowStore(st *state.Store, fn aggFuncs) *windowStore {
+	return &windowStore{ctx: context.Background(), st: st, fn: fn, index: map[string]int{}}
+}
+
+// begin starts a batch of n records.
+func (ws *windowStore) begin(ctx context.Context, n int) {
+	ws.ctx, ws.cur = ctx, 0
+	clear(ws.failed)
+	ws.failed = ws.failed[:0]
+	if cap(ws.bad) < n {
+		ws.bad = make([]bool, n)
+	}
+	ws.bad = ws.bad[:n]
+	clear(ws.bad)
+}
+
+// fail reports record j of the batch as failed with e, unless it already
+// failed: a record goes to the dead-letter topic once, with its first
+// failure (a hopping record can fail in each of its windows).
+func (ws *windowStore) fail(j int, e *runtime.Error) {
+	if ws.bad[j] {
+		return
+	}
+	ws.bad[j] = true
+	e.Index, e.Group = j, -1
+	ws.failed = append(ws.failed, e)
+}
+
+// failures appends the batch's failed records to dst in batch order.
+func (ws *windowStore) failures(dst []*runtime.Error) []*runtime.Error {
+	n := len(dst)
+	dst = append(dst, ws.failed...)
+	slices.SortFunc(dst[n:], func(a, b *runtime.Error) int { return a.Index - b.Index })
+	return dst
+}
+
+// Add implements windowing.Store.Add: it appends rec to the pending group
+// of (key, w). rec must stay valid until the next flush (the aggregator
+// flushes before its batch ends).
+func (ws *windowStore) Add(key []byte, w windowing.Window, rec *abi.Record) error {
+	if ws.npend == len(ws.pending) {
+		ws.pending = append(ws.pending, pendingGroup{})
+	}
+	g := &ws.pending[ws.npend]
+	g.sk = appendAccKey(g.sk[:0], key, w)
+	if i, ok := ws.index[string(g.sk)]; ok {
+		g = &ws.pending[i]
+	} else {
+		ws.index[string(g.sk)] = ws.npend
+		ws.npend++
+		g.key = keyOf(g.sk, len(key))
+	}
+	g.recs = append(g.recs, *rec)
+	g.from = append(g.from, ws.cur)
+	return nil
+}
+
+// keyOf returns the record key inside store key sk, whose key is n bytes.
+func keyOf(sk []byte, n int) []byte {
+	k := 2 // 'a' and a one-byte length
+	for v := uint64(n); v >= 0x80; v >>= 7 {
+		k++
+	}
+	return sk[k : k+n : k+n]
+}
+
+// pendingAt returns the index of the pending group of (key, w), or -1.
+func (ws *windowStore) pendingAt(key []byte, w windowing.Window, buf []byte) (int, []byte) {
+	buf = appendAccKey(buf[:0], key, w)
+	if i, ok := ws.index[string(buf)]; ok {
+		return i, buf
+	}
+	return -1, buf
+}
+
+// flush folds every pending group into its accumulator with one
+// eddy_agg_add call and writes the results to the store.
+func (ws *windowStore) flush() error {
+	if ws.npend == 0 {
+		return nil
+	}
+	pend := ws.pending[:ws.npend]
+	ws.groups = ws.groups[:0]
+	for i := range pend {
+		g := &pend[i]
+		acc, _, err := ws.st.Get(g.sk)
+		if err != nil {
+			return err
+		}
+		ws.groups = append(ws.groups, abi.Group{Key: g.key, Acc: acc, Records: g.recs})
+	}
+	var err error
+	clear(ws.errs)
+	ws.added, ws.errs, err = ws.fn.AggAdd(ws.ctx, ws.groups, ws.added[:0], ws.errs[:0])
+	if err != nil {
+		return err
+	}
+	for _, e := range ws.errs {
+		j := -1
+		if e.Group >= 0 && e.Group < len(pend) && e.Index >= 0 && e.Index < len(pend[e.Group].from) {
+			j = pend[e.Group].from[e.Index]
+		}
+		if j < 0 {
+			return fmt.Errorf("aggregate add: failure outside the call's records: %w", e)
+		}
+		ws.fail(j, e)
+	}
+	for i := range pend {
+		g := &pend[i]
+		acc := ws.added[i].Acc
+		if acc == nil && ws.groups[i].Acc == nil {
+			// No record of a new window could be folded: the window still
+			// exists for the windower, with the initial accumulator.
+			var te *runtime.Error
+			if acc, err = ws.fn.AggInit(ws.ctx); errors.As(err, &te) {
+				// Its records are dead-lettered already; the Windower
+				// meets the failure again at the window's result.
+				continue
+			} else if err != nil {
+				return err
+			}
+		}
+		if acc != nil {
+			if err := ws.st.Put(g.sk, acc); err != nil {
+				return err
+			}
+		}
+	}
+	ws.reset()
+	return nil
+}
+
+// reset empties the pending groups, keeping their buffers.
+func (ws *windowStore) reset() {
+	for i := range ws.pending[:ws.npend] {
+		g := &ws.pending[i]
+		clear(g.recs) // do not hold on to the batch's records
+		g.recs, g.from = g.recs[:0], g.from[:0]
+	}
+	clear(ws.groups)
+	clear(ws.index)
+	ws.npend = 0
+}
+
+// flushFor flushes if one of (key, w) for w in wins has pending records.
+func (ws *windowStore) flushFor(key []byte, wins []windowing.Window) error {
+	if ws.npend == 0 {
+		return nil
+	}
+	var buf [64]byte
+	for _, w := range wins {
+		if i, _ := ws.pendingAt(key, w, buf[:0]); i >= 0 {
+			return ws.flush()
+		}
+	}
+	return nil
+}
+
+// merged folds the accumulators of wins into one, without storing it.
+func (ws *windowStore) merged(key []byte, wins []windowing.Window) ([]byte, error) {
+	var acc []byte
+	for _, w := range wins {
+		v, ok, err := ws.st.Get(accKey(key, w))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if acc == nil {
+			acc = v
+			continue
+		}
+		ws.res, err = ws.fn.AggMerge(ws.ctx, [][]byte{key}, [][]byte{acc}, [][]byte{v}, ws.res[:0])
+		if err != nil {
+			return nil, err
+		}
+		if ws.res[0].Err != nil {
+			return nil, ws.res[0].Err
+		}
+		acc = bytes.Clone(ws.res[0].Bytes)
+	}
+	if acc == nil {
+		init, err := ws.fn.AggInit(ws.ctx)
+		if err != nil {
+			return nil, err
+		}
+		acc = bytes.Clone(init)
+	}
+	return acc, nil
+}
+
+// Merge implements windowing.Store.Merge.
+func (ws *windowStore) Merge(key []byte, dst windowing.Window, srcs []windowing.Window) error {
+	if len(srcs) == 1 {
+		return ws.move(key, srcs[0], dst)
+	}
+	if err := ws.flushFor(key, srcs); err != nil {
+		return err
+	}
+	acc, err := ws.merged(key, srcs)
+	if err != nil {
+		return err
+	}
+	for _, w := range srcs {
+		if err := ws.st.Delete(accKey(key, w)); err != nil {
+			return err
+		}
+	}
+	return ws.st.Put(accKey(key, dst), acc)
+}
+
+// move renames window src of key to dst (a session that grew): its stored
+// accumulator and its pending records.
+func (ws *windowStore) move(key []byte, src, dst windowing.Window) error {
+	sk, dk := accKey(key, src), accKey(key, dst)
+	pend := false
+	if i, ok := ws.index[string(sk)]; ok {
+		pend = true
+		delete(ws.index, string(sk))
+		g := &ws.pending[i]
+		g.sk = append(g.sk[:0], dk...)
+		g.key = keyOf(g.sk, len(key))
+		ws.index[string(dk)] = i
+	}
+	acc, ok, err := ws.st.Get(sk)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ok:
+		if err := ws.st.Delete(sk); err != nil {
+			return err
+		}
+	case pend:
+		return nil // the pending group creates dst's accumulator when flushed
+	default:
+		// Neither stored nor pending (not expected): the merge of nothing
+		// is the initial accumulator.
+		if acc, err = ws.fn.AggInit(ws.ctx); err != nil {
+			return err
+		}
+	}
+	return ws.st.Put(dk, acc)
+}
+
+// Result implements windowing.Store.Result.
+func (ws *windowStore) Result(key []byte, w windowing.Window, srcs []windowing.Window) ([]byte, error) {
+	if err := ws.flushFor(key, srcs); err != nil {
+		return nil, err
+	}
+	acc, err := ws.merged(key, srcs)
+	if err != nil {
+		return nil, err
+	}
+	ws.res, err = ws.fn.AggResult(ws.ctx, [][]byte{key}, [][]byte{acc}, ws.res[:0])
+	if err != nil {
+		return nil, err
+	}
+	if ws.res[0].Err != nil {
+		return nil, ws.res[0].Err
+	}
+	return bytes.Clone(ws.res[0].Bytes), nil
+}
+
+// Delete implements windowing.Store.Delete.
+func (ws *windowStore) Delete(key []byte, w windowing.Window) error {
+	if err := ws.flushFor(key, (&[1]windowing.Window{w})[:]); err != nil {
+		return err
+	}
+	return ws.st.Delete(accKey(key, w))
+}

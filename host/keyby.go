@@ -1,0 +1,124 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// fieldKey extracts a key from a field of a JSON record value, named by a
+// dotted path. A string field's key is the string itself (unquoted); any
+// other value's key is its compact JSON text (42, true, {"a":1}).
+type fieldKey struct {
+	path []string
+}
+
+func newFieldKey(path string) (*fieldKey, error) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("%q: empty path segment", path)
+		}
+	}
+	return &fieldKey{path: parts}, nil
+}
+
+var errNullKey = errors.New("is null")
+
+// key returns the key of value, appended to dst.
+func (f *fieldKey) key(dst, value []byte) ([]byte, error) {
+	raw := json.RawMessage(value)
+	for i, p := range f.path {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			where := "the value"
+			if i > 0 {
+				where = strings.Join(f.path[:i], ".")
+			}
+			return dst, fmt.Errorf("%s is not a JSON object", where)
+		}
+		var ok bool
+		if raw, ok = obj[p]; !ok {
+			return dst, fmt.Errorf("field %s is missing", strings.Join(f.path[:i+1], "."))
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case bytes.Equal(raw, []byte("null")):
+		return dst, fmt.Errorf("field %s %w", strings.Join(f.path, "."), errNullKey)
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return dst, fmt.Errorf("field %s: %w", strings.Join(f.path, "."), err)
+		}
+		return append(dst, s...), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return dst, fmt.Errorf("field %s: %w", strings.Join(f.path, "."), err)
+	}
+	return append(dst, buf.Bytes()...), nil
+}
+
+// keyBy gives the records of a key_by step their new keys. Records whose key
+// cannot be computed (not JSON, field missing or null, the guest refused or
+// failed) go to the dead-letter topic; the others are returned, rekeyed.
+func (t *task) keyBy(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32) ([]abi.Record, []int32, error) {
+	step := &t.n.p.Steps[s]
+	fail := func(j int, reason string) {
+		t.deadLetter(ctx, b, b.records[src[j]], s, &runtime.Error{Function: step.Name, Kind: abi.KindKey,
+			Cause: runtime.CauseGuest, Code: abi.CodeBadInput, Index: j, Group: -1, Reason: reason})
+	}
+	next, nsrc := cur[:0:0], make([]int32, 0, len(cur))
+	if step.Field != "" {
+		fk, err := newFieldKey(step.Field)
+		if err != nil {
+			return nil, nil, err
+		}
+		// One buffer holds every new key of the batch.
+		var keys []byte
+		ends := make([]int, len(cur))
+		for j := range cur {
+			before := len(keys)
+			if keys, err = fk.key(keys, cur[j].Value); err != nil {
+				keys = keys[:before]
+				ends[j] = -1
+				fail(j, "key_by: "+err.Error())
+				continue
+			}
+			ends[j] = len(keys)
+		}
+		start := 0
+		for j := range cur {
+			if ends[j] < 0 {
+				continue
+			}
+			r := cur[j]
+			r.Key = keys[start:ends[j]:ends[j]]
+			start = ends[j]
+			next, nsrc = append(next, r), append(nsrc, src[j])
+		}
+		return next, nsrc, nil
+	}
+	res, err := t.insts[s].Key(ctx, cur, t.results[:0])
+	t.results = res
+	if err != nil {
+		return nil, nil, err
+	}
+	for j := range cur {
+		if e := res[j].Err; e != nil {
+			t.deadLetter(ctx, b, b.records[src[j]], s, e)
+			continue
+		}
+		r := cur[j]
+		r.Key = res[j].Bytes
+		next, nsrc = append(next, r), append(nsrc, src[j])
+	}
+	return next, nsrc, nil
+}

@@ -1,0 +1,221 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/registry"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// liveFn is one version of a step's function.
+type liveFn struct {
+	fn      *runtime.Function
+	version int // its registry version; 0 is the pipeline file's module
+	// header is the value of the eddy.function.<step> header of the
+	// records it produces: "v<version> sha256:<digest>".
+	header []byte
+	// users counts task instances of fn; retired is set when a newer
+	// version replaces it. fn is closed when both say it is unused.
+	// Guarded by Node.fnMu.
+	users   int
+	retired bool
+}
+
+func newLiveFn(fn *runtime.Function, version int) *liveFn {
+	return &liveFn{fn: fn, version: version, header: []byte("v" + strconv.Itoa(version) + " sha256:" + fn.Digest())}
+}
+
+// FunctionHeader is the header naming the version of step's function that
+// produced a record.
+func FunctionHeader(step string) string { return "eddy.function." + step }
+
+// loadFunction compiles a module for step i with the pipeline's limits.
+func (n *Node) loadFunction(ctx context.Context, i int, wasm []byte) (*runtime.Function, error) {
+	p := n.p
+	return n.cfg.Engine.Load(ctx, p.Steps[i].Name, wasm,
+		runtime.WithMemoryLimit(int(p.Limits.MemoryLimit)), runtime.WithCallTimeout(p.Limits.CallTimeout),
+		runtime.WithLogger(n.log.With("step", p.Steps[i].Name)))
+}
+
+// current returns step s's live function.
+func (n *Node) current(s int) *liveFn {
+	n.fnMu.Lock()
+	defer n.fnMu.Unlock()
+	return n.cur[s]
+}
+
+// newInstance creates an instance of lf for a task.
+func (n *Node) newInstance(ctx context.Context, lf *liveFn) (*runtime.Instance, error) {
+	inst, err := lf.fn.NewInstance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n.fnMu.Lock()
+	lf.users++
+	n.fnMu.Unlock()
+	return inst, nil
+}
+
+// release closes a task's instance of lf, and lf's function once it is
+// retired and unused.
+func (n *Node) release(ctx context.Context, lf *liveFn, inst *runtime.Instance) {
+	inst.Close(context.WithoutCancel(ctx))
+	n.fnMu.Lock()
+	lf.users--
+	done := lf.retired && lf.users == 0
+	n.fnMu.Unlock()
+	if done {
+		lf.fn.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// stepIndex returns the index of the named step, or -1.
+func (n *Node) stepIndex(name string) int {
+	for i, s := range n.p.Steps {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// useRegistry makes the registry's live versions of the pipeline's steps
+// current, before any task starts.
+func (n *Node) useRegistry(ctx context.Context) error {
+	for i, s := range n.p.Steps {
+		var live *registry.Event
+		var module []byte
+		n.reg.view(func(st *registry.State) {
+			if e := st.Step(n.p.Name, s.Name).Live; e != nil {
+				live = e
+				module, _ = st.Module(e.Digest)
+			}
+		})
+		if live == nil {
+			continue
+		}
+		fn, err := n.loadFunction(ctx, i, module)
+		if err != nil {
+			return fmt.Errorf("step %s: registry version %d: %w", s.Name, live.Version, err)
+		}
+		n.fnMu.Lock()
+		old := n.cur[i]
+		n.cur[i] = newLiveFn(fn, live.Version)
+		n.fnMu.Unlock()
+		if old != nil {
+			old.fn.Close(context.WithoutCancel(ctx))
+		}
+		n.log.Info("function from the registry", "step", s.Name, "version", live.Version, "digest", registry.Short(live.Digest))
+	}
+	return nil
+}
+
+// onRegistryEvent stages the new live version of one of the pipeline's
+// steps; the poll loop makes it current at the next transaction boundary
+// (applySwaps). Called by the registry's tail loop.
+func (n *Node) onRegistryEvent(ev *registry.Event) {
+	if ev.Pipeline != n.p.Name {
+		return
+	}
+	s := n.stepIndex(ev.Step)
+	if s < 0 {
+		n.log.Warn("registry: event for a step this pipeline does not have", "step", ev.Step, "version", ev.Version)
+		return
+	}
+	switch ev.Action {
+	case registry.ActionDeploy, registry.ActionRollback, registry.ActionPromote:
+	default:
+		return
+	}
+	var module []byte
+	n.reg.view(func(st *registry.State) { module, _ = st.Module(ev.Digest) })
+	fn, err := n.loadFunction(n.runCtx, s, module)
+	if err != nil {
+		n.log.Error("registry: cannot load the new version; keeping the current one", "step", ev.Step,
+			"version", ev.Version, "error", err)
+		return
+	}
+	n.fnMu.Lock()
+	if old := n.staged[s]; old != nil {
+		old.fn.Close(context.WithoutCancel(n.runCtx))
+	}
+	n.staged[s] = newLiveFn(fn, ev.Version)
+	n.fnMu.Unlock()
+	n.log.Info("new version staged", "step", ev.Step, "version", ev.Version, "action", ev.Action,
+		"digest", registry.Short(ev.Digest))
+}
+
+// applySwaps makes staged versions current. Tasks switch to them before
+// their next batch; the poll loop calls it only between transactions, so
+// that every transaction runs one version of each step.
+func (n *Node) applySwaps(ctx context.Context) {
+	n.fnMu.Lock()
+	var closing []*liveFn
+	swapped := false
+	for s, lf := range n.staged {
+		if lf == nil {
+			continue
+		}
+		old := n.cur[s]
+		old.retired = true
+		if old.users == 0 {
+			closing = append(closing, old)
+		}
+		n.cur[s], n.staged[s] = lf, nil
+		swapped = true
+	}
+	n.fnMu.Unlock()
+	if swapped {
+		n.gen.Add(1)
+	}
+	for _, lf := range closing {
+		lf.fn.Close(context.WithoutCancel(ctx))
+	}
+}
+
+// refresh moves the task's instances to the current versions when they
+// changed since its last batch. A version that cannot be instantiated is
+// reported and the task keeps its instance.
+func (t *task) refresh(ctx context.Context) {
+	n := t.n
+	g := n.gen.Load()
+	if g == t.gen {
+		return
+	}
+	t.gen = g
+	for s := t.stage.From; s < t.stage.To; s++ {
+		lf := n.current(s)
+		if lf == nil || lf == t.fns[s] {
+			continue
+		}
+		inst, err := n.newInstance(ctx, lf)
+		if err != nil {
+			n.log.Error("new version: cannot instantiate; keeping the current one", "step", n.p.Steps[s].Name,
+				"version", lf.version, "error", err)
+			continue
+		}
+		if n.p.Steps[s].State {
+			inst.SetState(t.stores[s].st)
+		}
+		if tw := t.windows[s]; tw != nil {
+			tw.agg.setFunc(inst)
+		}
+		n.release(ctx, t.fns[s], t.insts[s])
+		t.insts[s], t.fns[s] = inst, lf
+	}
+	t.setHeaders()
+}
+
+// setHeaders builds the function headers of the records the task produces.
+func (t *task) setHeaders() {
+	t.headers = t.headers[:0]
+	for s := t.stage.From; s < t.stage.To; s++ {
+		if lf := t.fns[s]; lf != nil {
+			t.headers = append(t.headers, kgo.RecordHeader{Key: FunctionHeader(t.n.p.Steps[s].Name), Value: lf.header})
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/registry"
+)
+
+func readModule(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHotSwapUnderLoad deploys a new version of a map step into two running
+// exactly-once nodes while records keep arriving, then rolls it back. The
+// read_committed output must hold every input record exactly once, each
+// tagged with exactly one version, versions must only go up on each
+// partition, and both nodes must keep running throughout.
+func TestHotSwapUnderLoad(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "swap", "go/upper.wasm", host.ExactlyOnce, "")
+	n1 := startNode(t, b, p, "one")
+	n2 := startNode(t, b, p, "two")
+
+	const total = 20000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // continuous load: 20 rounds of 1000, 150 ms apart
+		defer wg.Done()
+		for r := 0; r < total/1000; r++ {
+			produceN(t, b, "in", r*1000, (r+1)*1000)
+			time.Sleep(150 * time.Millisecond)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cModule := readModule(t, "c/upper.wasm")
+	time.Sleep(800 * time.Millisecond)
+	v2, err := n1.node.Deploy(ctx, host.Deployment{Step: "fn", Module: cModule, Note: "C port"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Version != 2 || v2.Action != registry.ActionDeploy || v2.Digest != registry.Digest(cModule) {
+		t.Fatalf("deploy: %+v (version 1 is the pipeline file's module)", v2)
+	}
+	time.Sleep(1200 * time.Millisecond)
+	v3, err := n2.node.Rollback(ctx, "fn", 0, "back to Go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v3.Version != 3 || v3.Target != 1 || v3.Digest != registry.Digest(readModule(t, "go/upper.wasm")) {
+		t.Fatalf("rollback: %+v", v3)
+	}
+	wg.Wait()
+
+	type rec struct {
+		value   string
+		version int
+	}
+	perPart := map[int32][]rec{}
+	var mu sync.Mutex
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		clear(perPart)
+		n := 0
+		_, err := host.Consume(ctx, []string{b.Addr()}, "out", host.ConsumeOptions{Idle: 2 * time.Second}, func(r abi.Record, m host.Meta) error {
+			var tags []string
+			for _, h := range r.Headers {
+				if h.Key == host.FunctionHeader("fn") {
+					tags = append(tags, string(h.Value))
+				}
+			}
+			if len(tags) != 1 {
+				return fmt.Errorf("record %s has %d version headers: %v", r.Value, len(tags), tags)
+			}
+			v, digest, _ := strings.Cut(tags[0], " sha256:")
+			version, err := strconv.Atoi(strings.TrimPrefix(v, "v"))
+			if err != nil {
+				return fmt.Errorf("version header %q: %w", tags[0], err)
+			}
+			if version == 2 && digest != registry.Digest(cModule) {
+				return fmt.Errorf("record %s: version 2 with digest %s", r.Value, digest)
+			}
+			mu.Lock()
+			perPart[m.Partition] = append(perPart[m.Partition], rec{string(r.Value), version})
+			n++
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= total || time.Now().After(deadline) {
+			break
+		}
+	}
+	var all []abi.Record
+	seen := map[int]bool{}
+	for part, rs := range perPart {
+		last := -1
+		for _, r := range rs {
+			if r.version < last {
+				t.Fatalf("partition %d: version %d after %d", part, r.version, last)
+			}
+			last = r.version
+			seen[r.version] = true
+			all = append(all, abi.Record{Value: []byte(r.value)})
+		}
+	}
+	checkOutput(t, all, total, true)
+	if !seen[2] || !seen[3] {
+		t.Fatalf("versions seen %v: the deploy and the rollback must both have served records", seen)
+	}
+	for _, n := range []*runningNode{n1, n2} {
+		select {
+		case err := <-n.done:
+			t.Fatalf("a node stopped during the swaps: %v", err)
+		default:
+		}
+	}
+}
+
+// TestHostileDeploysAreRejected deploys every hostile fixture: each is
+// refused with a reason, and the running version keeps serving.
+func TestHostileDeploysAreRejected(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "hostile", "go/upper.wasm", host.AtLeastOnce, "")
+	n := startNode(t, b, p, "one")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	fixtures := map[string]string{
+		"notwasm.wasm":         "",
+		"wat/malformed.wasm":   "",
+		"wat/trap.wasm":        "trap",
+		"wat/loop.wasm":        "",
+		"wat/oom.wasm":         "",
+		"wat/outofbounds.wasm": "",
+		"wat/negative.wasm":    "",
+		"wat/abiv2.wasm":       "ABI",
+		"wat/badimport.wasm":   "import",
+		"wat/missing.wasm":     "",
+		"wat/dropall.wasm":     "map step",
+		"wat/sandbox.wasm":     "",
+		"go/stats.wasm":        "process",
+	}
+	for f, say := range fixtures {
+		_, err := n.node.Deploy(ctx, host.Deployment{Step: "fn", Module: readModule(t, f)})
+		var de *host.DeployError
+		if !errors.As(err, &de) || de.Code != "invalid_module" {
+			t.Errorf("%s: %v, want an invalid_module DeployError", f, err)
+			continue
+		}
+		if !strings.Contains(de.Reason, say) {
+			t.Errorf("%s: reason %q does not say %q", f, de.Reason, say)
+		}
+		t.Logf("%s: %s", f, de.Reason)
+	}
+	// A smoke test that does not match is refused too.
+	_, err := n.node.Deploy(ctx, host.Deployment{Step: "fn", Module: readModule(t, "c/upper.wasm"),
+		Sample: []byte(`{"value":"abc"}` + "\n"), Expect: []byte(`{"value":"abc"}` + "\n")})
+	var de *host.DeployError
+	if !errors.As(err, &de) || de.Code != "smoke_test_failed" || !strings.Contains(de.Reason, "ABC") {
+		t.Fatalf("mismatching smoke test: %v", err)
+	}
+	if _, err := n.node.Deploy(ctx, host.Deployment{Step: "nope", Module: readModule(t, "c/upper.wasm")}); err == nil {
+		t.Fatal("deploy to a missing step accepted")
+	}
+	produceN(t, b, "in", 0, 500)
+	out := consumeAll(t, b, "out", 500, time.Second)
+	checkOutput(t, out, 500, false)
+	for _, r := range out {
+		for _, h := range r.Headers {
+			if h.Key == host.FunctionHeader("fn") && !strings.HasPrefix(string(h.Value), "v0 ") {
+				t.Fatalf("output from version %s after rejected deploys", h.Value)
+			}
+		}
+	}
+	_ = io.EOF
+}
