@@ -84,6 +84,8 @@ type Node struct {
 	gen         atomic.Int64
 	reg         *registryLog
 	regReady    chan struct{} // closed once reg is open
+	stopped     chan struct{} // closed when Run returns
+	started     time.Time
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
@@ -139,6 +141,8 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		room: make(chan struct{}, 1)}
 	n.mu.tasks = map[string]map[int32]*task{}
 	n.regReady = make(chan struct{})
+	n.stopped = make(chan struct{})
+	n.started = time.Now().UTC()
 	n.stages = p.Stages()
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
@@ -284,6 +288,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 
 // Run runs the node until ctx ends or a fatal error.
 func (n *Node) Run(ctx context.Context) error {
+	defer close(n.stopped)
 	defer n.closeFunctions(ctx)
 	n.runCtx = ctx
 	var err error
@@ -293,7 +298,9 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.stateful() && n.cfg.DataDir == "" {
 		return errors.New("host: a stateful step needs NodeConfig.DataDir")
 	}
-	if n.cfg.DataDir != "" {
+	if n.stateful() {
+		// A stateless node opens no database (several may share a
+		// directory); it reads the registry into memory at each start.
 		if n.db, err = state.Open(n.cfg.DataDir, state.Options{Logger: n.log}); err != nil {
 			return err
 		}

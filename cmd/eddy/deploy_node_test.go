@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/host/embedded"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestDeployIntoARunningNode runs `eddy run` with its admin API, deploys a
+// new version with `eddy deploy`, and checks the API's guards against the
+// real node: no token or a wrong one is 401 and changes nothing, an
+// oversized upload is 413, and a hostile module is refused with its reason.
+func TestDeployIntoARunningNode(t *testing.T) {
+	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "words-up", "words-dlq"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	upper, _ := filepath.Abs(td("go/upper.wasm"))
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: words
+source: {topics: [words]}
+steps:
+  - {name: up, kind: map, function: %s}
+sink: {topic: words-up}
+dead_letter: {topic: words-dlq}
+delivery: exactly_once
+`, upper)), 0o644)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+	addr := freeAddr(t)
+	url := "http://" + addr
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var runErr strings.Builder
+	go func() {
+		done <- execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
+			"--admin-token-file", tokenFile, "--admin-max-upload", "1MiB"}, strings.NewReader(""), &strings.Builder{}, &runErr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("run: exit %d: %s", code, runErr.String())
+		}
+	}()
+	cl := &admin.Client{BaseURL: url}
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if cl.Health(ctx) == nil {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatal("the node's admin API did not become healthy")
+		}
+	}
+
+	out, stderr, code := run(t, "", "deploy", td("c/upper.wasm"), "--pipeline", "words", "--step", "up", "--note", "C port",
+		"--admin", url, "--token-file", tokenFile)
+	if code != 0 || !strings.Contains(out, "deploy words/up: version 2") {
+		t.Fatalf("deploy: exit %d\n%s%s", code, out, stderr)
+	}
+	_, stderr, code = run(t, "", "deploy", td("wat/trap.wasm"), "--pipeline", "words", "--step", "up",
+		"--admin", url, "--token-file", tokenFile)
+	if code == 0 || !strings.Contains(stderr, "invalid_module") || !strings.Contains(stderr, "trap") {
+		t.Fatalf("hostile deploy: exit %d: %s", code, stderr)
+	}
+	cModule, _ := os.ReadFile(td("c/upper.wasm"))
+	for _, tok := range []string{"", "wrong"} {
+		_, err := (&admin.Client{BaseURL: url, Token: tok}).Deploy(ctx, admin.DeployRequest{Pipeline: "words", Step: "up", Module: cModule})
+		if ae := admin.AsError(err); ae == nil || ae.Status != http.StatusUnauthorized {
+			t.Fatalf("deploy with token %q: %v, want 401", tok, err)
+		}
+	}
+	big := append(bytes.Clone(cModule), make([]byte, 2<<20)...)
+	_, err = (&admin.Client{BaseURL: url, Token: "s3cret"}).Deploy(ctx, admin.DeployRequest{Pipeline: "words", Step: "up", Module: big})
+	if ae := admin.AsError(err); ae == nil || ae.Status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized deploy: %v, want 413", err)
+	}
+	out, stderr, code = run(t, "", "functions", "history", "--pipeline", "words", "--step", "up", "--admin", url)
+	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "C port") {
+		t.Fatalf("history (the header, the baseline, the deploy; nothing from the refused calls): exit %d\n%s%s", code, out, stderr)
+	}
+
+	_, stderr, code = run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl"))
+	if code != 0 {
+		t.Fatalf("produce: %s", stderr)
+	}
+	out, stderr, code = run(t, "", "consume", "--brokers", b.Addr(), "--topic", "words-up", "--max", "5", "--idle", "20s")
+	if code != 0 || strings.Count(out, `"eddy.function.up":"v2 sha256:`) != 5 {
+		t.Fatalf("consume: exit %d: %s\n%s", code, stderr, out)
+	}
+}

@@ -1,0 +1,183 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/registry"
+)
+
+// Admin returns the node's admin.Backend: what its admin HTTP API serves.
+func (n *Node) Admin() admin.Backend { return nodeAdmin{n} }
+
+type nodeAdmin struct{ n *Node }
+
+// NodeStatus is what GET /v1/status answers.
+type NodeStatus struct {
+	Node       string             `json:"node"`
+	Pipeline   string             `json:"pipeline"`
+	Delivery   Delivery           `json:"delivery"`
+	Started    time.Time          `json:"started"`
+	Partitions map[string][]int32 `json:"partitions"`
+	Steps      []StepStatus       `json:"steps"`
+	Stats      Stats              `json:"stats"`
+}
+
+// StepStatus is a step's live function in a node.
+type StepStatus struct {
+	Name    string   `json:"name"`
+	Kind    StepKind `json:"kind"`
+	Version int      `json:"version"`
+	Digest  string   `json:"digest,omitempty"`
+	Staged  int      `json:"staged,omitempty"` // a version waiting for the next transaction boundary
+}
+
+// Status returns the node's status.
+func (n *Node) Status() NodeStatus {
+	st := NodeStatus{Node: n.cfg.NodeID, Pipeline: n.p.Name, Delivery: n.p.Delivery, Started: n.started,
+		Partitions: map[string][]int32{}, Stats: n.Stats()}
+	n.mu.Lock()
+	for topic, ps := range n.mu.tasks {
+		for p := range ps {
+			st.Partitions[topic] = append(st.Partitions[topic], p)
+		}
+		sort.Slice(st.Partitions[topic], func(i, j int) bool { return st.Partitions[topic][i] < st.Partitions[topic][j] })
+	}
+	n.mu.Unlock()
+	n.fnMu.Lock()
+	for i, s := range n.p.Steps {
+		ss := StepStatus{Name: s.Name, Kind: s.Kind}
+		if lf := n.cur[i]; lf != nil {
+			ss.Version, ss.Digest = lf.version, lf.fn.Digest()
+		}
+		if lf := n.staged[i]; lf != nil {
+			ss.Staged = lf.version
+		}
+		st.Steps = append(st.Steps, ss)
+	}
+	n.fnMu.Unlock()
+	return st
+}
+
+func (a nodeAdmin) ready(ctx context.Context) error {
+	select {
+	case <-a.n.regReady:
+		return nil
+	case <-ctx.Done():
+		return admin.Errorf(http.StatusServiceUnavailable, admin.CodeUnavailable, "the node is starting")
+	}
+}
+
+func (a nodeAdmin) Health(ctx context.Context) error {
+	select {
+	case <-a.n.regReady:
+	default:
+		return admin.Errorf(http.StatusServiceUnavailable, admin.CodeUnavailable, "the node is starting")
+	}
+	select {
+	case <-a.n.stopped:
+		return admin.Errorf(http.StatusServiceUnavailable, admin.CodeUnavailable, "the node has stopped")
+	default:
+		return nil
+	}
+}
+
+func (a nodeAdmin) Status(ctx context.Context) (any, error) { return a.n.Status(), nil }
+
+func (a nodeAdmin) Functions(ctx context.Context, pipeline string) ([]registry.StepState, error) {
+	if err := a.ready(ctx); err != nil {
+		return nil, err
+	}
+	var out []registry.StepState
+	a.n.reg.view(func(st *registry.State) {
+		out = st.Steps(pipeline)
+		if pipeline != "" && pipeline != a.n.p.Name {
+			return
+		}
+		// The node's own steps appear even before their first deploy.
+		have := map[string]bool{}
+		for _, s := range out {
+			if s.Pipeline == a.n.p.Name {
+				have[s.Step] = true
+			}
+		}
+		for _, s := range a.n.p.Steps {
+			if !have[s.Name] {
+				out = append(out, st.Step(a.n.p.Name, s.Name))
+			}
+		}
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].StepKey.String() < out[j].StepKey.String() })
+	return out, nil
+}
+
+func (a nodeAdmin) History(ctx context.Context, pipeline, step string) (registry.StepState, error) {
+	if err := a.ready(ctx); err != nil {
+		return registry.StepState{}, err
+	}
+	var st registry.StepState
+	a.n.reg.view(func(s *registry.State) { st = s.Step(pipeline, step) })
+	if len(st.History) == 0 && (pipeline != a.n.p.Name || a.n.stepIndex(step) < 0) {
+		return st, admin.Errorf(http.StatusNotFound, admin.CodeNotFound, "no step %s/%s", pipeline, step)
+	}
+	return st, nil
+}
+
+func (a nodeAdmin) own(pipeline string) error {
+	if pipeline != a.n.p.Name {
+		return admin.Errorf(http.StatusNotFound, admin.CodeNotFound,
+			"this node runs pipeline %s, not %s: ask a node of %s", a.n.p.Name, pipeline, pipeline)
+	}
+	return nil
+}
+
+func (a nodeAdmin) Deploy(ctx context.Context, req admin.DeployRequest) (registry.Event, error) {
+	if err := a.own(req.Pipeline); err != nil {
+		return registry.Event{}, err
+	}
+	ev, err := a.n.Deploy(ctx, Deployment{Step: req.Step, Module: req.Module, Note: req.Note, Shadow: req.Shadow,
+		Sample: req.Sample, Expect: req.Expect})
+	return ev, adminError(err)
+}
+
+func (a nodeAdmin) Rollback(ctx context.Context, pipeline, step string, target int, note string) (registry.Event, error) {
+	if err := a.own(pipeline); err != nil {
+		return registry.Event{}, err
+	}
+	ev, err := a.n.Rollback(ctx, step, target, note)
+	return ev, adminError(err)
+}
+
+func (a nodeAdmin) Promote(ctx context.Context, pipeline, step, note string) (registry.Event, error) {
+	if err := a.own(pipeline); err != nil {
+		return registry.Event{}, err
+	}
+	ev, err := a.n.Promote(ctx, step, note)
+	return ev, adminError(err)
+}
+
+func (a nodeAdmin) Discard(ctx context.Context, pipeline, step, note string) (registry.Event, error) {
+	if err := a.own(pipeline); err != nil {
+		return registry.Event{}, err
+	}
+	ev, err := a.n.Discard(ctx, step, note)
+	return ev, adminError(err)
+}
+
+// adminError maps a DeployError to the API's status and code.
+func adminError(err error) error {
+	var de *DeployError
+	if !errors.As(err, &de) {
+		return err
+	}
+	status := map[string]int{"not_found": http.StatusNotFound, "conflict": http.StatusConflict,
+		"invalid_module": http.StatusUnprocessableEntity, "smoke_test_failed": http.StatusUnprocessableEntity}[de.Code]
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	return admin.Errorf(status, de.Code, "%s", de.Reason)
+}
