@@ -20,6 +20,8 @@
 //	c := &admin.Client{BaseURL: "http://127.0.0.1:7070", Token: token}
 //	ev, err := c.Deploy(ctx, admin.DeployRequest{Pipeline: "orders", Step: "enrich", Module: wasm})
 //
+// [MemoryBackend] is a fake Backend for tests and examples.
+//
 // # Routes
 //
 //	GET  /v1/health                                  {"status":"ok"}, or 503 "unavailable"

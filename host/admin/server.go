@@ -291,10 +291,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	var msg string
 	tok, sent := bearer(r.Header.Get("Authorization"))
 	switch {
+	case read && s.cfg.Token == "":
+		msg = "reads are served without a token only to loopback host names (localhost, 127.0.0.1, [::1]), and this node has no admin token"
 	case s.cfg.Token == "":
 		msg = "this node has no admin token, so it refuses every change: start it with one (set EDDY_ADMIN_TOKEN or give it a token file)"
 	case !sent && read:
-		msg = "reads without a token are only served on loopback: send Authorization: Bearer TOKEN"
+		msg = "reads are served without a token only on loopback to loopback host names: send Authorization: Bearer TOKEN"
 	case !sent:
 		msg = "missing token: send Authorization: Bearer TOKEN (eddy: --token, --token-file or EDDY_ADMIN_TOKEN)"
 	default:

@@ -182,6 +182,13 @@ func TestNoTokenRefusesChanges(t *testing.T) {
 	if status, _, data := call(t, "GET", s.URL()+"/v1/status", "", "", nil); status != 200 {
 		t.Fatalf("status: %d %s", status, data)
 	}
+	req := httptest.NewRequest("GET", "/v1/status", nil)
+	req.Host = "evil.example"
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	if w.Code != 401 || !strings.Contains(errorOf(t, w.Body.Bytes()).Message, "only to loopback host names") {
+		t.Fatalf("a read from another host: %d %s", w.Code, w.Body)
+	}
 	if b.Calls() != 1 {
 		t.Fatalf("%d backend calls, want the status call only", b.Calls())
 	}
