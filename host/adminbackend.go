@@ -34,6 +34,7 @@ type StepStatus struct {
 	Version int      `json:"version"`
 	Digest  string   `json:"digest,omitempty"`
 	Staged  int      `json:"staged,omitempty"` // a version waiting for the next transaction boundary
+	Shadow  int      `json:"shadow,omitempty"` // the version running as the shadow
 }
 
 // Status returns the node's status.
@@ -56,6 +57,9 @@ func (n *Node) Status() NodeStatus {
 		}
 		if lf := n.staged[i]; lf != nil {
 			ss.Staged = lf.version
+		}
+		if lf := n.shadowCur[i]; lf != nil {
+			ss.Shadow = lf.version
 		}
 		st.Steps = append(st.Steps, ss)
 	}

@@ -68,12 +68,10 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 	if step.Kind == StepKeyBy && step.Field != "" {
 		return registry.Event{}, deployErr("invalid_module", "step %s keys by the field %s: it runs no function", step.Name, step.Field)
 	}
-	if d.Shadow && (step.stateful() || step.Kind == StepKeyBy) {
-		return registry.Event{}, deployErr("invalid_module",
-			"step %s is a %s step: shadows run stateless map, filter and flat_map steps only", step.Name, kindName(step))
-	}
-	if d.Shadow && !n.stages[len(n.stages)-1].contains(s) {
-		return registry.Event{}, deployErr("invalid_module", "step %s runs before a repartition: shadows run in the last stage only", step.Name)
+	if d.Shadow {
+		if why := n.shadowable(s); why != "" {
+			return registry.Event{}, deployErr("invalid_module", "%s", why)
+		}
 	}
 	fn, err := n.loadFunction(ctx, s, d.Module)
 	if err != nil {

@@ -56,6 +56,9 @@ type Stats struct {
 	// Late counts records later than their window's grace (sent to the
 	// late topic).
 	Late int64
+	// ShadowOut counts records written to the shadow topic; ShadowFailed
+	// the records a shadow failed on.
+	ShadowOut, ShadowFailed int64
 	// BufferedRecords and BufferedBytes are fetched records not yet polled
 	// (the Kafka client's buffer).
 	BufferedRecords, BufferedBytes int64
@@ -63,6 +66,7 @@ type Stats struct {
 
 type counters struct {
 	in, out, deadLettered, dropped, commits, aborts, late atomic.Int64
+	shadowOut, shadowFailed                               atomic.Int64
 }
 
 // Node runs one pipeline: it joins the pipeline's consumer group, runs a task
@@ -80,12 +84,15 @@ type Node struct {
 	// boundary (applySwaps). gen counts swaps: tasks compare it with theirs
 	// before each batch. Guarded by fnMu.
 	cur, staged []*liveFn
-	fnMu        sync.Mutex
-	gen         atomic.Int64
-	reg         *registryLog
-	regReady    chan struct{} // closed once reg is open
-	stopped     chan struct{} // closed when Run returns
-	started     time.Time
+	// shadowCur and shadowStaged are the steps' shadows (shadow.go); a
+	// staged liveFn without fn is a staged removal.
+	shadowCur, shadowStaged []*liveFn
+	fnMu                    sync.Mutex
+	gen                     atomic.Int64
+	reg                     *registryLog
+	regReady                chan struct{} // closed once reg is open
+	stopped                 chan struct{} // closed when Run returns
+	started                 time.Time
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
@@ -155,6 +162,8 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		return n.loadFunction(ctx, i, wasm)
 	}
 	n.staged = make([]*liveFn, len(p.Steps))
+	n.shadowCur = make([]*liveFn, len(p.Steps))
+	n.shadowStaged = make([]*liveFn, len(p.Steps))
 	for i, s := range p.Steps {
 		fn, err := load(i, p.FunctionPath(i))
 		if err == nil && fn == nil && s.Kind != StepKeyBy {
@@ -182,9 +191,9 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 func (n *Node) closeFunctions(ctx context.Context) {
 	n.fnMu.Lock()
 	defer n.fnMu.Unlock()
-	for _, lfs := range [][]*liveFn{n.cur, n.staged} {
+	for _, lfs := range [][]*liveFn{n.cur, n.staged, n.shadowCur, n.shadowStaged} {
 		for _, lf := range lfs {
-			if lf != nil {
+			if lf != nil && lf.fn != nil {
 				lf.fn.Close(context.WithoutCancel(ctx))
 			}
 		}
@@ -221,7 +230,8 @@ func (n *Node) inputs() []string {
 // Stats returns the node's counters.
 func (n *Node) Stats() Stats {
 	st := Stats{In: n.stats.in.Load(), Out: n.stats.out.Load(), DeadLettered: n.stats.deadLettered.Load(),
-		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load(), Late: n.stats.late.Load()}
+		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load(), Late: n.stats.late.Load(),
+		ShadowOut: n.stats.shadowOut.Load(), ShadowFailed: n.stats.shadowFailed.Load()}
 	if cl := n.clientLoaded.Load(); cl != nil {
 		st.BufferedRecords, st.BufferedBytes = cl.BufferedFetchRecords(), cl.BufferedFetchBytes()
 	}

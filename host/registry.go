@@ -32,6 +32,9 @@ type registryLog struct {
 	changed *sync.Cond // signalled when next advances
 	st      *registry.State
 	next    int64 // offset after the last applied record
+	// notified is next once onEvent has seen the events before it: a
+	// publisher waits for it, so that its event is staged when it returns.
+	notified int64
 	failed  error // the tail loop's error, once it has stopped
 }
 
@@ -157,7 +160,7 @@ func (r *registryLog) poll(ctx context.Context, notify bool) error {
 	if r.local != nil && len(r.local.Changes()) > 0 {
 		lerr = r.local.Commit(r.next)
 	}
-	r.changed.Broadcast()
+	next := r.next
 	r.mu.Unlock()
 	if lerr != nil {
 		r.log.Warn("registry: local copy not saved", "error", lerr)
@@ -167,6 +170,10 @@ func (r *registryLog) poll(ctx context.Context, notify bool) error {
 			r.onEvent(ev)
 		}
 	}
+	r.mu.Lock()
+	r.notified = next
+	r.changed.Broadcast()
+	r.mu.Unlock()
 	return nil
 }
 
@@ -233,7 +240,7 @@ func (r *registryLog) publish(ctx context.Context, module []byte, ev registry.Ev
 		r.mu.Unlock()
 	})
 	defer stop()
-	for r.next <= last {
+	for r.notified <= last {
 		if ctx.Err() != nil {
 			return ev, ctx.Err()
 		}

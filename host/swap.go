@@ -127,9 +127,11 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 		return
 	}
 	switch ev.Action {
-	case registry.ActionDeploy, registry.ActionRollback, registry.ActionPromote:
-	default:
+	case registry.ActionShadow, registry.ActionDiscard:
+		n.onShadowEvent(s, ev)
 		return
+	case registry.ActionPromote:
+		n.onShadowEvent(s, ev)
 	}
 	var module []byte
 	n.reg.view(func(st *registry.State) { module, _ = st.Module(ev.Digest) })
@@ -168,6 +170,9 @@ func (n *Node) applySwaps(ctx context.Context) {
 		n.cur[s], n.staged[s] = lf, nil
 		swapped = true
 	}
+	shadows, retired := n.applyShadowsLocked()
+	swapped = swapped || shadows
+	closing = append(closing, retired...)
 	n.fnMu.Unlock()
 	if swapped {
 		n.gen.Add(1)
@@ -208,6 +213,7 @@ func (t *task) refresh(ctx context.Context) {
 		t.insts[s], t.fns[s] = inst, lf
 	}
 	t.setHeaders()
+	t.refreshShadow(ctx)
 }
 
 // setHeaders builds the function headers of the records the task produces.

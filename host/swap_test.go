@@ -193,3 +193,92 @@ func TestHostileDeploysAreRejected(t *testing.T) {
 	}
 	_ = io.EOF
 }
+
+// waitStep waits until step 0 of a node's status satisfies ok.
+func waitStep(t *testing.T, n *host.Node, what string, ok func(host.StepStatus) bool) {
+	t.Helper()
+	for start := time.Now(); !ok(n.Status().Steps[0]); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("%s: status %+v", what, n.Status().Steps[0])
+		}
+	}
+}
+
+// shadowValues produces records [from, to): every third value has no
+// letters (upper and passthrough agree on it), the others do.
+func shadowValues(t *testing.T, b string, from, to int) {
+	var recs []abi.Record
+	for i := from; i < to; i++ {
+		v := fmt.Sprintf("v%06d", i)
+		if i%3 == 0 {
+			v = fmt.Sprintf("%07d", i)
+		}
+		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", i%13)), Value: []byte(v)})
+	}
+	produceAll(t, []string{b}, "in", recs)
+}
+
+// TestShadowDiffAndPromote shadows the live upper-casing map with a
+// passthrough: the diff must name exactly the records whose value has
+// letters; promoting the shadow then switches the live output without
+// losing or duplicating a record.
+func TestShadowDiffAndPromote(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := pipeline(t, "shadow", "go/upper.wasm", host.ExactlyOnce, "")
+	n := startNode(t, b, p, "one")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	shadowValues(t, b.Addr(), 0, 300)
+	if got := consumeAll(t, b, "out", 300, time.Second); len(got) != 300 {
+		t.Fatalf("%d records before the shadow", len(got))
+	}
+	pass := readModule(t, "go/passthrough.wasm")
+	sh, err := n.node.Deploy(ctx, host.Deployment{Step: "fn", Module: pass, Shadow: true, Note: "try passthrough"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStep(t, n.node, "shadow running", func(s host.StepStatus) bool { return s.Shadow == sh.Version })
+	shadowValues(t, b.Addr(), 300, 900)
+	if got := consumeAll(t, b, shadowOut, 600, time.Second); len(got) != 600 {
+		t.Fatalf("%d shadow records, want 600", len(got))
+	}
+	rep, err := host.Diff(ctx, []string{b.Addr()}, "out", shadowOut, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sources != 600 || rep.Same != 200 || len(rep.Differ) != 400 || len(rep.OnlyLive)+len(rep.OnlyShadow) != 0 {
+		t.Fatalf("diff: %d sources, %d same, %d differ, %d only live, %d only shadow", rep.Sources, rep.Same, len(rep.Differ),
+			len(rep.OnlyLive), len(rep.OnlyShadow))
+	}
+	for _, d := range rep.Differ {
+		lv, sv := string(d.Live[0].Value), string(d.Shadow[0].Value)
+		if len(d.Live) != 1 || len(d.Shadow) != 1 || !strings.HasPrefix(sv, "v") || lv != strings.ToUpper(sv) {
+			t.Fatalf("differing record %s: live %q shadow %q", d.Source, lv, sv)
+		}
+	}
+
+	pr, err := n.node.Promote(ctx, "fn", "passthrough it is")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStep(t, n.node, "promoted", func(s host.StepStatus) bool { return s.Version == pr.Version && s.Shadow == 0 })
+	shadowValues(t, b.Addr(), 900, 1200)
+	out := consumeAll(t, b, "out", 1200, 2*time.Second)
+	seen := map[string]int{}
+	for _, r := range out {
+		seen[strings.ToLower(string(r.Value))]++
+		if n, _ := strconv.Atoi(strings.TrimLeft(strings.ToLower(string(r.Value)), "v0")); n >= 900 {
+			if string(r.Value) != strings.ToLower(string(r.Value)) {
+				t.Fatalf("record %s after the promotion is upper-cased", r.Value)
+			}
+			if h := header(r, host.FunctionHeader("fn")); !strings.HasPrefix(h, fmt.Sprintf("v%d ", pr.Version)) {
+				t.Fatalf("record %s after the promotion has version header %q", r.Value, h)
+			}
+		}
+	}
+	if len(out) != 1200 || len(seen) != 1200 {
+		t.Fatalf("live output: %d records, %d distinct; want 1200 each once", len(out), len(seen))
+	}
+}
+
+var shadowOut = host.ShadowTopic("out")

@@ -41,6 +41,14 @@ type task struct {
 	results []runtime.Result    // scratch for key and timestamp extraction
 	stores  []*taskStore        // per step: the keyed store of a stateful or aggregate step, else nil
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
+
+	// The shadow of one of the stage's steps, if any (shadow.go).
+	shadowAt      int // its step, or -1
+	shadowFn      *liveFn
+	shadowInst    *runtime.Instance
+	shadowOut     runtime.Output
+	shadowHeaders []kgo.RecordHeader
+
 	// warnedLogAppend is set once a record without a log-append timestamp
 	// has been reported (time: log_append).
 	warnedLogAppend bool
@@ -85,6 +93,7 @@ func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, er
 		done: make(chan struct{}),
 	}
 	t.stage = n.stageOf(topic)
+	t.shadowAt = -1
 	if err := t.initTime(); err != nil {
 		return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
 	}
@@ -110,6 +119,7 @@ func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, er
 		t.times[s] = inst
 	}
 	t.setHeaders()
+	t.refreshShadow(ctx)
 	go t.run(ctx)
 	return t, nil
 }
@@ -157,6 +167,9 @@ func (t *task) closeInstances(ctx context.Context) {
 		if inst != nil {
 			inst.Close(context.WithoutCancel(ctx))
 		}
+	}
+	if t.shadowInst != nil {
+		t.n.release(ctx, t.shadowFn, t.shadowInst)
 	}
 }
 
@@ -222,6 +235,8 @@ func (t *task) process(ctx context.Context, b *batch) error {
 		}
 	}
 	cur := in
+	var shadowIn []abi.Record // the input of the shadowed step, if any
+	var shadowSrc []int32
 	for s := t.stage.From; s < t.stage.To; s++ {
 		switch n.p.Steps[s].Kind {
 		case StepAggregate:
@@ -242,44 +257,13 @@ func (t *task) process(ctx context.Context, b *batch) error {
 			}
 			continue
 		}
-		out := &t.outs[s]
-		out.Reset()
-		if err := t.insts[s].Process(ctx, cur, out); err != nil {
-			return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+		if t.shadowAt == s {
+			shadowIn, shadowSrc = cur, src
 		}
-		failed := map[int32]bool{}
-		for _, e := range out.Failed {
-			failed[int32(e.Index)] = true
-			t.deadLetter(ctx, b, b.records[src[e.Index]], s, e)
+		var err error
+		if cur, src, err = t.processStep(ctx, b, s, t.insts[s], t.fns[s], &t.outs[s], cur, src, true); err != nil {
+			return err
 		}
-		kind := n.p.Steps[s].Kind
-		if kind != StepFlatMap {
-			// Enforce the step's cardinality: map exactly one, filter at most one.
-			counts := make([]int, len(cur))
-			for _, f := range out.From {
-				counts[f]++
-			}
-			for i, c := range counts {
-				if failed[int32(i)] || (kind == StepMap && c == 1) || (kind == StepFilter && c <= 1) {
-					continue
-				}
-				failed[int32(i)] = true
-				t.deadLetter(ctx, b, b.records[src[i]], s, &runtime.Error{Function: t.fns[s].fn.Name(), Kind: abi.KindProcess,
-					Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
-					Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
-			}
-		}
-		next := out.Records[:0:0]
-		nsrc := make([]int32, 0, len(out.Records))
-		for j := range out.Records {
-			f := out.From[j]
-			if failed[f] {
-				continue
-			}
-			next = append(next, out.Records[j])
-			nsrc = append(nsrc, src[f])
-		}
-		cur, src = next, nsrc
 	}
 	feeds := n.feedsWindows(t.stage)
 	if feeds {
@@ -302,6 +286,9 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	for i := range cur {
 		r := toKafka(t.stage.Output, &cur[i])
 		r.Headers = append(r.Headers, t.headers...)
+		if t.shadowAt >= 0 {
+			r.Headers = appendSource(r.Headers, b.records[src[i]])
+		}
 		if feeds {
 			r.Headers = append(r.Headers, kgo.RecordHeader{Key: hdrFrom, Value: from})
 			t.maxTime = max(t.maxTime, cur[i].Timestamp)
@@ -311,8 +298,66 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	if feeds {
 		t.sendProgress(ctx, b)
 	}
+	if t.shadowAt >= 0 {
+		if err := t.runShadow(ctx, b, shadowIn, shadowSrc); err != nil {
+			return err
+		}
+	}
 	t.settle(b) // the processing share of pending
 	return nil
+}
+
+// processStep runs a map, filter or flat_map step over cur and returns its
+// output records with the input record each descends from. Failed records
+// go to the dead-letter topic when deadLetters is set (the live chain; a
+// shadow's failures are only counted).
+func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.Instance, lf *liveFn, out *runtime.Output,
+	cur []abi.Record, src []int32, deadLetters bool) ([]abi.Record, []int32, error) {
+	n := t.n
+	fail := func(orig *kgo.Record, e *runtime.Error) {
+		if deadLetters {
+			t.deadLetter(ctx, b, orig, s, e)
+		} else {
+			n.stats.shadowFailed.Add(1)
+		}
+	}
+	out.Reset()
+	if err := inst.Process(ctx, cur, out); err != nil {
+		return nil, nil, fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+	}
+	failed := map[int32]bool{}
+	for _, e := range out.Failed {
+		failed[int32(e.Index)] = true
+		fail(b.records[src[e.Index]], e)
+	}
+	kind := n.p.Steps[s].Kind
+	if kind != StepFlatMap {
+		// Enforce the step's cardinality: map exactly one, filter at most one.
+		counts := make([]int, len(cur))
+		for _, f := range out.From {
+			counts[f]++
+		}
+		for i, c := range counts {
+			if failed[int32(i)] || (kind == StepMap && c == 1) || (kind == StepFilter && c <= 1) {
+				continue
+			}
+			failed[int32(i)] = true
+			fail(b.records[src[i]], &runtime.Error{Function: lf.fn.Name(), Kind: abi.KindProcess,
+				Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
+				Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
+		}
+	}
+	next := out.Records[:0:0]
+	nsrc := make([]int32, 0, len(out.Records))
+	for j := range out.Records {
+		f := out.From[j]
+		if failed[f] {
+			continue
+		}
+		next = append(next, out.Records[j])
+		nsrc = append(nsrc, src[f])
+	}
+	return next, nsrc, nil
 }
 
 // produce sends r, counting it against b until acknowledged.
