@@ -52,7 +52,7 @@ delivery: exactly_once
 	if c := <-done; c != 0 {
 		t.Fatalf("eddy run exited %d", c)
 	}
-	for _, want := range []string{`"value":"THE QUICK BROWN FOX"`, `"value":"NO KEY HERE"`, `"headers":{"source":"web"}`} {
+	for _, want := range []string{`"value":"THE QUICK BROWN FOX"`, `"value":"NO KEY HERE"`, `"headers":{"source":"web","eddy.function.up":"v0 sha256:`} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("consume output lacks %s:\n%s\n%s", want, stdout, stderr)
 		}
@@ -76,7 +76,7 @@ func TestRunRejectsBadPipeline(t *testing.T) {
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte("name: x\nsource:\n  topics: [a]\nsteps:\n  - kind: mapp\n    function: f.wasm\nsink:\n  topic: b\n"), 0o644)
 	_, stderr, code := run(t, "", "run", pipe, "--brokers", "127.0.0.1:1")
-	if code != 1 || !strings.Contains(stderr, `p.yaml:5: steps[0].kind: must be map, filter, flat_map or aggregate, got "mapp"`) {
+	if code != 1 || !strings.Contains(stderr, `p.yaml:5: steps[0].kind: must be map, filter, flat_map, key_by or aggregate, got "mapp"`) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
