@@ -93,6 +93,7 @@ type Node struct {
 	regReady                chan struct{} // closed once reg is open
 	stopped                 chan struct{} // closed when Run returns
 	started                 time.Time
+	pauses                  swapPauses
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage

@@ -3,7 +3,10 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -191,6 +194,8 @@ func (t *task) refresh(ctx context.Context) {
 	if g == t.gen {
 		return
 	}
+	began := time.Now()
+	defer func() { n.recordPause(time.Since(began)) }()
 	t.gen = g
 	for s := t.stage.From; s < t.stage.To; s++ {
 		lf := n.current(s)
@@ -224,4 +229,36 @@ func (t *task) setHeaders() {
 			t.headers = append(t.headers, kgo.RecordHeader{Key: FunctionHeader(t.n.p.Steps[s].Name), Value: lf.header})
 		}
 	}
+}
+
+// swapPauses keeps the latest processing pauses of tasks at swaps: the time
+// a task spent switching to new versions before a batch.
+type swapPauses struct {
+	mu     sync.Mutex
+	pauses []time.Duration // a ring of the latest maxPauses
+	next   int
+}
+
+const maxPauses = 4096
+
+func (n *Node) recordPause(d time.Duration) {
+	p := &n.pauses
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pauses) < maxPauses {
+		p.pauses = append(p.pauses, d)
+		return
+	}
+	p.pauses[p.next] = d
+	p.next = (p.next + 1) % maxPauses
+}
+
+// SwapPauses returns the latest pauses of tasks at function swaps (up to
+// 4096), sorted.
+func (n *Node) SwapPauses() []time.Duration {
+	n.pauses.mu.Lock()
+	out := slices.Clone(n.pauses.pauses)
+	n.pauses.mu.Unlock()
+	slices.Sort(out)
+	return out
 }
