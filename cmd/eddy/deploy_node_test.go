@@ -55,7 +55,7 @@ delivery: exactly_once
 	var runErr strings.Builder
 	go func() {
 		done <- execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
-			"--admin-token-file", tokenFile, "--admin-max-upload", "1MiB"}, strings.NewReader(""), &strings.Builder{}, &runErr)
+			"--admin-token-file", tokenFile, "--admin-max-upload", "3MiB"}, strings.NewReader(""), &strings.Builder{}, &runErr)
 	}()
 	defer func() {
 		cancel()
@@ -90,7 +90,7 @@ delivery: exactly_once
 			t.Fatalf("deploy with token %q: %v, want 401", tok, err)
 		}
 	}
-	big := append(bytes.Clone(cModule), make([]byte, 2<<20)...)
+	big := append(bytes.Clone(cModule), make([]byte, 4<<20)...)
 	_, err = (&admin.Client{BaseURL: url, Token: "s3cret"}).Deploy(ctx, admin.DeployRequest{Pipeline: "words", Step: "up", Module: big})
 	if ae := admin.AsError(err); ae == nil || ae.Status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized deploy: %v, want 413", err)
@@ -107,5 +107,36 @@ delivery: exactly_once
 	out, stderr, code = run(t, "", "consume", "--brokers", b.Addr(), "--topic", "words-up", "--max", "5", "--idle", "20s")
 	if code != 0 || strings.Count(out, `"eddy.function.up":"v2 sha256:`) != 5 {
 		t.Fatalf("consume: exit %d: %s\n%s", code, stderr, out)
+	}
+
+	// A shadow: passthrough beside upper, compared by eddy diff, promoted.
+	out, stderr, code = run(t, "", "deploy", td("go/passthrough.wasm"), "--pipeline", "words", "--step", "up", "--shadow",
+		"--admin", url, "--token-file", tokenFile)
+	if code != 0 || !strings.Contains(out, "shadow words/up: version 3") {
+		t.Fatalf("shadow deploy: exit %d\n%s%s", code, out, stderr)
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		out, _, _ = run(t, "", "status", "--admin", url)
+		if strings.Contains(out, `"shadow": 3`) {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("the shadow did not start: %s", out)
+		}
+	}
+	if _, stderr, code = run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl")); code != 0 {
+		t.Fatalf("produce: %s", stderr)
+	}
+	if _, stderr, code = run(t, "", "consume", "--brokers", b.Addr(), "--topic", "words-up-shadow", "--max", "5", "--idle", "20s"); code != 0 {
+		t.Fatalf("consume shadow: %s", stderr)
+	}
+	out, stderr, code = run(t, "", "diff", "--brokers", b.Addr(), "--topic", "words-up", "--idle", "500ms")
+	if code != 1 || !strings.Contains(out, "5 source records: 1 same, 4 differ, 0 only live, 0 only shadow") ||
+		!strings.Contains(out, `"value":"THE QUICK BROWN FOX","timestamp":1700000000000}] shadow [{"key":"alice","value":"the quick brown fox"`) {
+		t.Fatalf("diff: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = run(t, "", "promote", "--pipeline", "words", "--step", "up", "--admin", url, "--token-file", tokenFile)
+	if code != 0 || !strings.Contains(out, "promote words/up: version 4") {
+		t.Fatalf("promote: exit %d\n%s%s", code, out, stderr)
 	}
 }
