@@ -181,7 +181,7 @@ func (n *Node) settleStores(committed bool) error {
 					ts.st.Abort()
 					continue
 				}
-				if len(ts.st.Changes()) == 0 {
+				if ts.st.Pending() == 0 {
 					continue
 				}
 				if err := ts.st.Commit(ts.next); err != nil {

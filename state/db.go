@@ -85,6 +85,7 @@ type Store struct {
 	// the value; values are never written in place, so what Changes
 	// returned stays valid.
 	pending map[string]*Change
+	gen     uint64 // see Generation
 }
 
 // Get returns the value of key, seeing the open transaction's changes. The
@@ -150,7 +151,15 @@ func (s *Store) Changes() []Change {
 func (s *Store) Pending() int { return len(s.pending) }
 
 // Abort drops the open transaction's changes.
-func (s *Store) Abort() { clear(s.pending) }
+func (s *Store) Abort() {
+	clear(s.pending)
+	s.gen++
+}
+
+// Generation changes whenever the store's contents change other than by
+// Put, Delete and Commit: on Abort, Restore and Wipe. A caller that keeps
+// copies of values checks it to know when they may be stale.
+func (s *Store) Generation() uint64 { return s.gen }
 
 // Commit applies the open transaction's changes to disk together with the
 // checkpoint next: the changelog offset the local copy now reaches (the
@@ -175,6 +184,7 @@ func (s *Store) Commit(next int64) error {
 // partition, in order, and records next as the checkpoint. Pending changes
 // are not touched (restore happens before processing).
 func (s *Store) Restore(changes []Change, next int64) error {
+	s.gen++
 	return s.apply(func(yield func(*Change) bool) {
 		for i := range changes {
 			if !yield(&changes[i]) {
@@ -238,6 +248,7 @@ func (s *Store) Checkpoint() (int64, error) {
 // the store is rebuilt from the changelog alone afterwards.
 func (s *Store) Wipe() error {
 	clear(s.pending)
+	s.gen++
 	if err := s.db.bdb.DropPrefix(s.data); err != nil {
 		return fmt.Errorf("state: wipe: %w", err)
 	}
