@@ -257,7 +257,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.ClientID("eddy-" + n.cfg.NodeID),
 		kgo.ConsumerGroup(p.Name),
 		kgo.ConsumeTopics(n.inputs()...),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.Balancers(copartitionedBalancer()),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Fetched data is the node's largest buffer. The limits count
