@@ -67,7 +67,7 @@ type aggregator struct {
 	// inputOf, when set, names the windows' input of record j of a batch
 	// (an upstream partition, after a repartition); else it is part.
 	inputOf func(j int) int32
-	name  string // the function's, for errors
+	name    string // the function's, for errors
 }
 
 // aggOutput is what one batch of an aggregator produced. Reuse it across
@@ -90,7 +90,12 @@ func (o *aggOutput) reset() {
 // state store st has been restored: the saved watermark and every stored
 // window are given back to the windower.
 func newAggregator(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32) (*aggregator, error) {
-	ws := newWindowStore(st, fn)
+	return newAggregatorBudget(cfg, st, fn, name, part, accCacheBudget)
+}
+
+// newAggregatorBudget is newAggregator with the given cache budget (tests).
+func newAggregatorBudget(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32, cacheBudget int) (*aggregator, error) {
+	ws := newWindowStore(st, fn, cacheBudget)
 	w, err := windowing.New(cfg, ws)
 	if err != nil {
 		return nil, err
@@ -101,11 +106,12 @@ func newAggregator(cfg windowing.Config, st *state.Store, fn aggFuncs, name stri
 	} else if ok && len(v) == 8 {
 		wm = int64(binary.BigEndian.Uint64(v))
 	}
-	err = st.Scan([]byte{'a'}, func(k, _ []byte) error {
+	err = st.Scan([]byte{'a'}, func(k, v []byte) error {
 		key, win, ok := parseAccKey(k)
 		if !ok {
 			return fmt.Errorf("window store: malformed key %q", k)
 		}
+		ws.cache(k, bytes.Clone(v))
 		return w.Restore(wm, bytes.Clone(key), win)
 	})
 	if err != nil {
@@ -147,10 +153,15 @@ func (a *aggregator) process(ctx context.Context, recs []abi.Record, out *aggOut
 			return err
 		}
 	}
+	ws.cur = -1
 	if err := ws.flush(); err != nil {
 		return err
 	}
 	if err := a.w.Advance(&out.Output); err != nil {
+		return err
+	}
+	var err error
+	if out.Emits, err = ws.results(out.Emits); err != nil {
 		return err
 	}
 	out.Failed = ws.failures(out.Failed)
@@ -185,15 +196,23 @@ func (a *aggregator) saveWatermark() error {
 // batch, before Advance. A session that grows by one window (the common
 // merge) takes its pending group along without a flush.
 //
+// Results are deferred the same way: Result takes a copy of the window's
+// accumulator and returns nil; the aggregator then turns every result of
+// the batch into a value with one eddy_agg_result call and puts the values
+// into the batch's emits, which come in the order of the Result calls.
+//
 // Failures stay per record: a record the guest refuses, or on which the
 // call fails (isolated by AggAdd's bisection), is reported with its index
 // in the batch, and a window whose every record failed still gets the
-// initial accumulator, since the Windower believes it exists.
+// initial accumulator, since the Windower believes it exists. A result
+// that fails is charged to the record whose arrival asked for it (a
+// failure while advancing stops the task), as when results were computed
+// on the spot.
 type windowStore struct {
 	ctx context.Context
 	st  *state.Store
 	fn  aggFuncs
-	cur int // index in the batch of the record being processed
+	cur int // index in the batch of the record being processed; -1 after them
 
 	pending []pendingGroup // pending[:npend] are in use; the rest keep their buffers
 	npend   int
@@ -202,12 +221,49 @@ type windowStore struct {
 	failed []*runtime.Error // this batch's failed records, in failure order
 	bad    []bool           // bad[j]: record j of the batch has failed
 
+	asked []askedResult // the batch's Result calls, in order
+
+	// accs caches accumulators by store key, up to budget bytes (see
+	// accCacheBudget); while complete, it holds every accumulator there
+	// is, so a miss means none without a read of the store. gen is the
+	// store's generation the cache reflects (an aborted transaction drops
+	// it).
+	accs     map[string][]byte
+	accBytes int
+	budget   int
+	complete bool
+	gen      uint64
+
 	// Scratch for flush.
 	groups []abi.Group
 	added  []abi.Added
 	errs   []*runtime.Error
 	res    []runtime.Result
 }
+
+// askedResult is a Result call whose value is computed at the end of the
+// batch.
+type askedResult struct {
+	key []byte
+	win windowing.Window
+	acc []byte // the accumulator when Result was called (a copy)
+	at  int    // the record being processed then, or -1
+}
+
+// accCacheBudget bounds the accumulators a task's window store keeps in
+// memory, in bytes (keys, values and an estimate of the map's overhead).
+//
+// # Why a cache
+//
+// The Windower holds its index of windows in memory anyway; holding their
+// accumulators too saves a state-store read for each group folded and
+// each result (a Badger lookup once the transaction that wrote the
+// accumulator has committed, and for every new window), which measured
+// 10-25% of an aggregate step's time with a fast function. Past the budget
+// the cache stops growing and misses read the store.
+const accCacheBudget = 16 << 20
+
+const accEntryOverhead = 64 // map entry and slice headers, roughly
 
 // pendingGroup is the records added to one (key, window) since the last
 // flush, in arrival order.
@@ -218,15 +274,22 @@ type pendingGroup struct {
 	from []int // from[i] is the index in the batch of recs[i]
 }
 
-func newWindowStore(st *state.Store, fn aggFuncs) *windowStore {
-	return &windowStore{ctx: context.Background(), st: st, fn: fn, index: map[string]int{}}
+func newWindowStore(st *state.Store, fn aggFuncs, budget int) *windowStore {
+	return &windowStore{ctx: context.Background(), st: st, fn: fn, index: map[string]int{},
+		accs: map[string][]byte{}, budget: budget, complete: true, gen: st.Generation()}
 }
 
 // begin starts a batch of n records.
 func (ws *windowStore) begin(ctx context.Context, n int) {
+	if g := ws.st.Generation(); g != ws.gen {
+		// The store changed under the cache (an aborted transaction).
+		clear(ws.accs)
+		ws.gen, ws.accBytes, ws.complete = g, 0, false
+	}
 	ws.ctx, ws.cur = ctx, 0
 	clear(ws.failed)
-	ws.failed = ws.failed[:0]
+	clear(ws.asked)
+	ws.failed, ws.asked = ws.failed[:0], ws.asked[:0]
 	if cap(ws.bad) < n {
 		ws.bad = make([]bool, n)
 	}
@@ -303,7 +366,7 @@ func (ws *windowStore) flush() error {
 	ws.groups = ws.groups[:0]
 	for i := range pend {
 		g := &pend[i]
-		acc, _, err := ws.st.Get(g.sk)
+		acc, _, err := ws.get(g.sk)
 		if err != nil {
 			return err
 		}
@@ -341,7 +404,7 @@ func (ws *windowStore) flush() error {
 			}
 		}
 		if acc != nil {
-			if err := ws.st.Put(g.sk, acc); err != nil {
+			if err := ws.put(g.sk, acc); err != nil {
 				return err
 			}
 		}
@@ -380,7 +443,7 @@ func (ws *windowStore) flushFor(key []byte, wins []windowing.Window) error {
 func (ws *windowStore) merged(key []byte, wins []windowing.Window) ([]byte, error) {
 	var acc []byte
 	for _, w := range wins {
-		v, ok, err := ws.st.Get(accKey(key, w))
+		v, ok, err := ws.get(accKey(key, w))
 		if err != nil {
 			return nil, err
 		}
@@ -423,11 +486,11 @@ func (ws *windowStore) Merge(key []byte, dst windowing.Window, srcs []windowing.
 		return err
 	}
 	for _, w := range srcs {
-		if err := ws.st.Delete(accKey(key, w)); err != nil {
+		if err := ws.del(accKey(key, w)); err != nil {
 			return err
 		}
 	}
-	return ws.st.Put(accKey(key, dst), acc)
+	return ws.put(accKey(key, dst), acc)
 }
 
 // move renames window src of key to dst (a session that grew): its stored
@@ -443,13 +506,13 @@ func (ws *windowStore) move(key []byte, src, dst windowing.Window) error {
 		g.key = keyOf(g.sk, len(key))
 		ws.index[string(dk)] = i
 	}
-	acc, ok, err := ws.st.Get(sk)
+	acc, ok, err := ws.get(sk)
 	if err != nil {
 		return err
 	}
 	switch {
 	case ok:
-		if err := ws.st.Delete(sk); err != nil {
+		if err := ws.del(sk); err != nil {
 			return err
 		}
 	case pend:
@@ -461,10 +524,11 @@ func (ws *windowStore) move(key []byte, src, dst windowing.Window) error {
 			return err
 		}
 	}
-	return ws.st.Put(dk, acc)
+	return ws.put(dk, acc)
 }
 
-// Result implements windowing.Store.Result.
+// Result implements windowing.Store.Result. It returns nil: the value is
+// computed at the end of the batch (see results).
 func (ws *windowStore) Result(key []byte, w windowing.Window, srcs []windowing.Window) ([]byte, error) {
 	if err := ws.flushFor(key, srcs); err != nil {
 		return nil, err
@@ -473,14 +537,58 @@ func (ws *windowStore) Result(key []byte, w windowing.Window, srcs []windowing.W
 	if err != nil {
 		return nil, err
 	}
-	ws.res, err = ws.fn.AggResult(ws.ctx, [][]byte{key}, [][]byte{acc}, ws.res[:0])
-	if err != nil {
+	ws.asked = append(ws.asked, askedResult{key: bytes.Clone(key), win: w, acc: acc, at: ws.cur})
+	return nil, nil
+}
+
+// results computes the values of the batch's Result calls with one
+// eddy_agg_result call and puts them into emits, the batch's emits: those
+// not Removed match the calls one for one, in order. An emit whose result
+// failed is dropped, and the failure charged to the record being processed
+// when it was asked for.
+func (ws *windowStore) results(emits []windowing.Emit) ([]windowing.Emit, error) {
+	asked := ws.asked
+	defer func() {
+		clear(ws.asked)
+		ws.asked = ws.asked[:0]
+	}()
+	if len(asked) == 0 {
+		return emits, nil
+	}
+	keys, accs := make([][]byte, len(asked)), make([][]byte, len(asked))
+	for i, r := range asked {
+		keys[i], accs[i] = r.key, r.acc
+	}
+	var err error
+	if ws.res, err = ws.fn.AggResult(ws.ctx, keys, accs, ws.res[:0]); err != nil {
 		return nil, err
 	}
-	if ws.res[0].Err != nil {
-		return nil, ws.res[0].Err
+	kept, n := emits[:0], 0
+	for _, e := range emits {
+		if e.Removed {
+			kept = append(kept, e)
+			continue
+		}
+		if n == len(asked) || asked[n].win != e.Window || !bytes.Equal(asked[n].key, e.Key) {
+			return nil, fmt.Errorf("window store: emit %d (%q %v) does not match result %d", len(kept), e.Key, e.Window, n)
+		}
+		r, at := ws.res[n], asked[n].at
+		n++
+		if r.Err != nil {
+			if at < 0 {
+				return nil, r.Err
+			}
+			ws.fail(at, r.Err)
+			continue
+		}
+		e.Value = r.Bytes // the runtime's own copy of the answer
+		kept = append(kept, e)
 	}
-	return bytes.Clone(ws.res[0].Bytes), nil
+	if n != len(asked) {
+		return nil, fmt.Errorf("window store: %d results asked for, %d emitted", len(asked), n)
+	}
+	clear(emits[len(kept):])
+	return kept, nil
 }
 
 // Delete implements windowing.Store.Delete.
@@ -488,5 +596,51 @@ func (ws *windowStore) Delete(key []byte, w windowing.Window) error {
 	if err := ws.flushFor(key, (&[1]windowing.Window{w})[:]); err != nil {
 		return err
 	}
-	return ws.st.Delete(accKey(key, w))
+	return ws.del(accKey(key, w))
+}
+
+// get returns the accumulator under store key k. The caller must not
+// modify it.
+func (ws *windowStore) get(k []byte) ([]byte, bool, error) {
+	if v, ok := ws.accs[string(k)]; ok || ws.complete {
+		return v, ok, nil
+	}
+	v, ok, err := ws.st.Get(k)
+	if ok {
+		ws.cache(k, v)
+	}
+	return v, ok, err
+}
+
+// put stores acc under k, in the state store and the cache.
+func (ws *windowStore) put(k, acc []byte) error {
+	acc = bytes.Clone(acc)
+	ws.cache(k, acc)
+	return ws.st.Put(k, acc)
+}
+
+// del deletes the accumulator under k.
+func (ws *windowStore) del(k []byte) error {
+	if v, ok := ws.accs[string(k)]; ok {
+		ws.accBytes -= len(k) + len(v) + accEntryOverhead
+		delete(ws.accs, string(k))
+	}
+	return ws.st.Delete(k)
+}
+
+// cache keeps v (which nothing modifies) as the accumulator under k, if it
+// fits in the budget; if it does not, the cache is no longer complete.
+func (ws *windowStore) cache(k, v []byte) {
+	if old, ok := ws.accs[string(k)]; ok {
+		ws.accBytes += len(v) - len(old)
+		ws.accs[string(k)] = v
+		return
+	}
+	size := len(k) + len(v) + accEntryOverhead
+	if ws.accBytes+size > ws.budget {
+		ws.complete = false
+		return
+	}
+	ws.accBytes += size
+	ws.accs[string(k)] = v
 }

@@ -229,15 +229,16 @@ func runReference(t testing.TB, cfg windowing.Config, fn aggFuncs, recs []abi.Re
 }
 
 // runAggregator runs recs through an aggregator in batches of random sizes
-// up to maxBatch, committing the store now and then.
-func runAggregator(t testing.TB, cfg windowing.Config, fn aggFuncs, recs []abi.Record, maxBatch int, rng *rand.Rand) aggRun {
+// up to maxBatch, committing the store now and then; its cache of
+// accumulators holds up to budget bytes.
+func runAggregator(t testing.TB, cfg windowing.Config, fn aggFuncs, recs []abi.Record, maxBatch, budget int, rng *rand.Rand) aggRun {
 	db, err := state.Open("", state.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	st := db.Store("p", "agg", 0)
-	a, err := newAggregator(cfg, st, fn, "stats", 0)
+	a, err := newAggregatorBudget(cfg, st, fn, "stats", 0, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,8 @@ var aggConfigs = []struct {
 // nothing the outside sees: for every kind of window, the results, late
 // records, dead-lettered records and stored accumulators equal those of the
 // per-record store the node used before, with the stats guest and its
-// native twin (whose "trap" records fail like isolated call failures).
+// native twin (whose "trap" records fail like isolated call failures),
+// whether the accumulators fit in the cache or not.
 func TestAggregatorMatchesPerRecord(t *testing.T) {
 	fns := []struct {
 		name  string
@@ -347,9 +349,13 @@ func TestAggregatorMatchesPerRecord(t *testing.T) {
 				if len(want.emits) == 0 || len(want.failed) == 0 || len(want.late) == 0 && c.cfg.Window.Kind != windowing.KindGlobal {
 					t.Fatalf("the input does not exercise the store: %d emits, %d failed, %d late", len(want.emits), len(want.failed), len(want.late))
 				}
-				for _, maxBatch := range []int{1, 50, 500} {
-					got := runAggregator(t, c.cfg, fn, recs, maxBatch, rng)
-					compareRuns(t, fmt.Sprintf("batches up to %d", maxBatch), got, want)
+				for _, run := range []struct{ maxBatch, budget int }{
+					{1, accCacheBudget}, {50, accCacheBudget}, {500, accCacheBudget},
+					{500, 0},    // every read goes to the store
+					{500, 4000}, // some do
+				} {
+					got := runAggregator(t, c.cfg, fn, recs, run.maxBatch, run.budget, rng)
+					compareRuns(t, fmt.Sprintf("batches up to %d, cache of %d bytes", run.maxBatch, run.budget), got, want)
 				}
 			})
 		}
@@ -451,5 +457,52 @@ func TestAggregatorTrapIsolation(t *testing.T) {
 	}
 	if !errors.Is(out.Failed[0], runtime.ErrTrap) {
 		t.Fatalf("failure %v is not a trap", out.Failed[0])
+	}
+}
+
+// TestWindowStoreCacheAfterAbort checks that an aborted transaction does
+// not leave its accumulators in the window store's cache.
+func TestWindowStoreCacheAfterAbort(t *testing.T) {
+	db, err := state.Open("", state.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := db.Store("p", "agg", 0)
+	ws := newWindowStore(st, nativeStats{}, accCacheBudget)
+	ctx := context.Background()
+	win := windowing.Window{Start: 0, End: 1000}
+	add := func(v string) {
+		ws.begin(ctx, 1)
+		if err := ws.Add([]byte("k"), win, &abi.Record{Key: []byte("k"), Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int64 {
+		ws.begin(ctx, 0)
+		acc, ok, err := ws.get(accKey([]byte("k"), win))
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		return int64(binary.LittleEndian.Uint64(acc))
+	}
+	add("1")
+	if err := st.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	add("2")
+	if n := count(); n != 2 {
+		t.Fatalf("count %d before the abort, want 2", n)
+	}
+	st.Abort()
+	if n := count(); n != 1 {
+		t.Fatalf("count %d after the abort, want the committed 1", n)
+	}
+	add("3")
+	if n := count(); n != 2 {
+		t.Fatalf("count %d after another add, want 2", n)
 	}
 }
