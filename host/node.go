@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -115,7 +116,11 @@ type Node struct {
 
 	mu struct {
 		sync.Mutex
-		tasks map[string]map[int32]*task
+		// tasks routes an assigned topic partition to its task; groups
+		// holds each task once. A task serves partition p of every topic
+		// of its stage (the balancer assigns them together).
+		tasks  map[string]map[int32]*task
+		groups map[taskKey]*task
 	}
 	runCtx context.Context
 }
@@ -148,6 +153,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1),
 		room: make(chan struct{}, 1)}
 	n.mu.tasks = map[string]map[int32]*task{}
+	n.mu.groups = map[taskKey]*task{}
 	n.regReady = make(chan struct{})
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
@@ -206,16 +212,20 @@ func (n *Node) closeFunctions(ctx context.Context) {
 	}
 }
 
-// stageOf returns the stage that consumes topic.
-func (n *Node) stageOf(topic string) Stage {
-	for _, st := range n.stages {
-		for _, t := range st.Inputs {
-			if t == topic {
-				return st
-			}
+// stageIndex returns the index of the stage that consumes topic.
+func (n *Node) stageIndex(topic string) int {
+	for i, st := range n.stages {
+		if slices.Contains(st.Inputs, topic) {
+			return i
 		}
 	}
-	return n.stages[0]
+	return 0
+}
+
+// taskKey names a task: a stage and a partition number.
+type taskKey struct {
+	stage int
+	part  int32
 }
 
 // inputs returns every topic the node consumes: the source topics and the
@@ -447,11 +457,9 @@ func (n *Node) loop(ctx context.Context) error {
 func (n *Node) holding() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, ps := range n.mu.tasks {
-		for _, t := range ps {
-			if t.held != nil {
-				return true
-			}
+	for _, t := range n.mu.groups {
+		if len(t.held) > 0 {
+			return true
 		}
 	}
 	return false
@@ -530,25 +538,29 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 		k := min(len(recs), n.p.BatchSize)
 		b := &batch{records: recs[:k], last: recs[k-1]}
 		recs = recs[k:]
-		if t.held != nil {
+		if h := len(t.held); h > 0 && t.held[h-1].records[0].Topic == fp.Topic {
 			// The partition is paused; records fetched before the pause took
 			// effect join the held batch.
-			t.held.records = append(t.held.records, b.records...)
-			t.held.last = b.last
+			t.held[h-1].records = append(t.held[h-1].records, b.records...)
+			t.held[h-1].last = b.last
 			continue
 		}
 		t.admit(b)
-		select {
-		case t.in <- b:
-			continue
-		default:
+		if len(t.held) == 0 {
+			select {
+			case t.in <- b:
+				continue
+			default:
+			}
 		}
 		switch n.p.Limits.Overload {
 		case OverloadDrop, OverloadSample:
 			n.shed(ctx, t, b)
 		default:
-			t.held = b
-			n.cl.PauseFetchPartitions(map[string][]int32{t.topic: {t.part}})
+			// Batches keep their order: behind a held batch, a batch of
+			// another topic of the task is held too.
+			t.held = append(t.held, b)
+			n.cl.PauseFetchPartitions(map[string][]int32{fp.Topic: {t.part}})
 		}
 	}
 }
@@ -556,6 +568,7 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 // shed drops (or, for "sample", keeps a sample of) a batch that found the
 // queue full.
 func (n *Node) shed(ctx context.Context, t *task, b *batch) {
+	topic := b.records[0].Topic
 	if n.p.Limits.Overload == OverloadSample {
 		kept := b.records[:0:0]
 		for _, r := range b.records {
@@ -567,7 +580,7 @@ func (n *Node) shed(ctx context.Context, t *task, b *batch) {
 		}
 		dropped := len(b.records) - len(kept)
 		n.stats.dropped.Add(int64(dropped))
-		n.log.Warn("overloaded: sampled a batch", "topic", t.topic, "partition", t.part, "kept", len(kept), "dropped", dropped)
+		n.log.Warn("overloaded: sampled a batch", "topic", topic, "partition", t.part, "kept", len(kept), "dropped", dropped)
 		if len(kept) > 0 {
 			// The kept records wait for room: sampling sheds load, it does
 			// not skip the queue.
@@ -580,7 +593,7 @@ func (n *Node) shed(ctx context.Context, t *task, b *batch) {
 		}
 	} else {
 		n.stats.dropped.Add(int64(len(b.records)))
-		n.log.Warn("overloaded: dropped a batch", "topic", t.topic, "partition", t.part, "records", len(b.records))
+		n.log.Warn("overloaded: dropped a batch", "topic", topic, "partition", t.part, "records", len(b.records))
 	}
 	t.settle(b)
 	close(b.done)
@@ -591,16 +604,18 @@ func (n *Node) shed(ctx context.Context, t *task, b *batch) {
 func (n *Node) flushHeld(ctx context.Context) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, ps := range n.mu.tasks {
-		for _, t := range ps {
-			if t.held == nil {
-				continue
-			}
+	for _, t := range n.mu.groups {
+	queue:
+		for len(t.held) > 0 {
 			select {
-			case t.in <- t.held:
-				t.held = nil
-				n.cl.ResumeFetchPartitions(map[string][]int32{t.topic: {t.part}})
+			case t.in <- t.held[0]:
+				topic := t.held[0].records[0].Topic
+				t.held = t.held[1:]
+				if !slices.ContainsFunc(t.held, func(b *batch) bool { return b.records[0].Topic == topic }) {
+					n.cl.ResumeFetchPartitions(map[string][]int32{topic: {t.part}})
+				}
 			default:
+				break queue
 			}
 		}
 	}
@@ -616,11 +631,9 @@ func (n *Node) drainTasks(ctx context.Context) error {
 		}
 		n.mu.Lock()
 		idle := true
-		for _, ps := range n.mu.tasks {
-			for _, t := range ps {
-				if t.held != nil || !t.idle() {
-					idle = false
-				}
+		for _, t := range n.mu.groups {
+			if len(t.held) > 0 || !t.idle() {
+				idle = false
 			}
 		}
 		n.mu.Unlock()
@@ -676,10 +689,15 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 			n.mu.tasks[topic] = map[int32]*task{}
 		}
 		for _, p := range ps {
-			t, err := n.newTask(n.runCtx, topic, p)
-			if err != nil {
-				n.fail(err)
-				return
+			k := taskKey{stage: n.stageIndex(topic), part: p}
+			t := n.mu.groups[k]
+			if t == nil {
+				var err error
+				if t, err = n.newTask(n.runCtx, k); err != nil {
+					n.fail(err)
+					return
+				}
+				n.mu.groups[k] = t
 			}
 			n.mu.tasks[topic][p] = t
 		}
@@ -712,21 +730,30 @@ func (n *Node) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) 
 func (n *Node) stopTasks(parts map[string][]int32, drain bool) {
 	n.mu.Lock()
 	var ts []*task
-	var held []*batch
+	var held [][]*batch
 	for topic, ps := range parts {
 		for _, p := range ps {
-			if t := n.mu.tasks[topic][p]; t != nil {
-				ts = append(ts, t)
-				held = append(held, t.held)
-				t.held = nil
-				delete(n.mu.tasks[topic], p)
+			t := n.mu.tasks[topic][p]
+			if t == nil {
+				continue
 			}
+			// The task stops with its first revoked topic; it forgets the
+			// others (the balancer moves them together).
+			for _, in := range t.stage.Inputs {
+				delete(n.mu.tasks[in], p)
+			}
+			delete(n.mu.groups, t.key)
+			ts = append(ts, t)
+			held = append(held, t.held)
+			t.held = nil
 		}
 	}
 	n.mu.Unlock()
 	for i, t := range ts {
-		if held[i] != nil && drain {
-			t.in <- held[i] // the queue drains as the task runs
+		if drain {
+			for _, b := range held[i] {
+				t.in <- b // the queue drains as the task runs
+			}
 		}
 		t.stop(drain)
 	}

@@ -35,7 +35,7 @@ type registryLog struct {
 	// notified is next once onEvent has seen the events before it: a
 	// publisher waits for it, so that its event is staged when it returns.
 	notified int64
-	failed  error // the tail loop's error, once it has stopped
+	failed   error // the tail loop's error, once it has stopped
 }
 
 // openRegistry creates the registry topic if needed (compacted, one

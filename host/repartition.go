@@ -58,11 +58,11 @@ func (n *Node) upstreamInputs(st Stage) int32 {
 	return 0
 }
 
-// upstreamID is this task's index among the upstream inputs of the next
-// stage.
-func (t *task) upstreamID() int32 {
-	for i, topic := range t.stage.Inputs {
-		if topic == t.topic {
+// upstreamID is the index of this task's partition of topic among the
+// upstream inputs of the next stage.
+func (t *task) upstreamID(topic string) int32 {
+	for i, in := range t.stage.Inputs {
+		if in == topic {
 			return int32(i)*t.n.parts + t.part
 		}
 	}
@@ -105,16 +105,31 @@ func (t *task) readRepartitioned(b *batch) (in []abi.Record, src, from []int32, 
 }
 
 // sendProgress sends a progress marker to every partition of the stage's
-// repartition topic, when the task's event time has advanced since the last.
-func (t *task) sendProgress(ctx context.Context, b *batch) {
-	if t.maxTime <= t.sentTime {
+// repartition topic for the batch's input, when its event time has advanced
+// since the last.
+func (t *task) sendProgress(ctx context.Context, b *batch, maxTime int64) {
+	topic := b.records[0].Topic
+	if t.progress == nil {
+		t.progress = map[string]progressSent{}
+	}
+	p := t.progress[topic]
+	if p.max = max(p.max, maxTime); p.sent && p.max <= p.at {
+		t.progress[topic] = p
 		return
 	}
-	t.sentTime = t.maxTime
-	from := []byte(strconv.Itoa(int(t.upstreamID())))
-	at := []byte(strconv.FormatInt(t.maxTime, 10))
-	for p := range t.n.parts {
-		t.produce(ctx, b, &kgo.Record{Topic: t.stage.Output, Partition: p, Timestamp: time.UnixMilli(t.maxTime),
+	p.sent, p.at = true, p.max
+	t.progress[topic] = p
+	from := []byte(strconv.Itoa(int(t.upstreamID(topic))))
+	at := []byte(strconv.FormatInt(p.max, 10))
+	for part := range t.n.parts {
+		t.produce(ctx, b, &kgo.Record{Topic: t.stage.Output, Partition: part, Timestamp: time.UnixMilli(p.max),
 			Headers: []kgo.RecordHeader{{Key: hdrFrom, Value: from}, {Key: hdrProgress, Value: at}}})
 	}
+}
+
+// progressSent is an input's largest event time sent downstream, and the
+// last one announced in a progress marker.
+type progressSent struct {
+	max, at int64
+	sent    bool
 }

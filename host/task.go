@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -29,7 +31,7 @@ type batch struct {
 // the task (see stop).
 type task struct {
 	n       *Node
-	topic   string
+	key     taskKey
 	part    int32
 	stage   Stage               // the steps this task runs: those of its topic's stage
 	insts   []*runtime.Instance // per step: its function's instance (nil outside the stage, or without a function)
@@ -58,9 +60,9 @@ type task struct {
 	// topic in front of it; -1 when none.
 	timeStep int
 	extract  windowing.Extractor // timeStep's extractor, when it has no time_function
-	// maxTime and sentTime are the largest event time sent to the
-	// repartition topic and the last one sent as progress (feedsWindows).
-	maxTime, sentTime int64
+	// progress is, per input topic, the event time sent to the repartition
+	// topic (feedsWindows).
+	progress map[string]progressSent
 	// inputs are the windows' inputs of a stage that starts with an
 	// aggregate step after a repartition: the upstream inputs; from and
 	// marks are the batch's (see readRepartitioned).
@@ -73,9 +75,10 @@ type task struct {
 	quit       chan struct{} // closed to stop at once (revocation, shutdown)
 	done       chan struct{} // closed when the goroutine has returned
 
-	// held is a batch that did not fit in the queue; the partition is
-	// paused until it is queued (overload: block). Guarded by the node's mu.
-	held *batch
+	// held are batches that did not fit in the queue, in order; their
+	// topic partitions are paused until they are queued (overload: block).
+	// Guarded by the node's mu.
+	held []*batch
 
 	mu struct {
 		sync.Mutex
@@ -84,15 +87,17 @@ type task struct {
 	}
 }
 
-func (n *Node) newTask(ctx context.Context, topic string, part int32) (*task, error) {
+func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
+	part := key.part
 	t := &task{
-		n: n, topic: topic, part: part,
+		n: n, key: key, part: part,
 		outs: make([]runtime.Output, len(n.p.Steps)),
 		in:   make(chan *batch, n.p.Limits.QueueSize),
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	t.stage = n.stageOf(topic)
+	t.stage = n.stages[key.stage]
+	topic := strings.Join(t.stage.Inputs, ",") // for errors
 	t.shadowAt = -1
 	if err := t.initTime(); err != nil {
 		return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
@@ -280,8 +285,9 @@ func (t *task) process(ctx context.Context, b *batch) error {
 		n.stats.out.Add(int64(len(cur)))
 	}
 	var from []byte
+	maxTime := int64(math.MinInt64)
 	if feeds {
-		from = []byte(strconv.Itoa(int(t.upstreamID())))
+		from = []byte(strconv.Itoa(int(t.upstreamID(b.records[0].Topic))))
 	}
 	for i := range cur {
 		r := toKafka(t.stage.Output, &cur[i])
@@ -291,12 +297,12 @@ func (t *task) process(ctx context.Context, b *batch) error {
 		}
 		if feeds {
 			r.Headers = append(r.Headers, kgo.RecordHeader{Key: hdrFrom, Value: from})
-			t.maxTime = max(t.maxTime, cur[i].Timestamp)
+			maxTime = max(maxTime, cur[i].Timestamp)
 		}
 		t.produce(ctx, b, r)
 	}
-	if feeds {
-		t.sendProgress(ctx, b)
+	if feeds && maxTime > math.MinInt64 {
+		t.sendProgress(ctx, b, maxTime)
 	}
 	if t.shadowAt >= 0 {
 		if err := t.runShadow(ctx, b, shadowIn, shadowSrc); err != nil {

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -65,7 +64,6 @@ func (t *task) initTime() error {
 	n := t.n
 	st := t.stage
 	t.timeStep = -1
-	t.maxTime, t.sentTime = math.MinInt64, math.MinInt64
 	switch {
 	case n.feedsWindows(st):
 		t.timeStep = st.To
@@ -147,7 +145,7 @@ func (t *task) eventTimes(ctx context.Context, b *batch, s int, cur []abi.Record
 			t.warnedLogAppend = true
 			t.n.log.Warn("time: log_append, but a record carries its producer's timestamp "+
 				"(set message.timestamp.type=LogAppendTime on the topic); using it as the event time",
-				"step", step.Name, "topic", t.topic, "partition", t.part, "offset", b.records[src[j]].Offset)
+				"step", step.Name, "topic", b.records[src[j]].Topic, "partition", t.part, "offset", b.records[src[j]].Offset)
 			break
 		}
 	}
