@@ -41,9 +41,6 @@ func (t *task) aggregate(ctx context.Context, b *batch, s int, cur []abi.Record,
 	if err := tw.agg.process(ctx, cur, out); err != nil {
 		return nil, err
 	}
-	if err := t.applyProgress(tw.agg.w, &out.Output); err != nil {
-		return nil, err
-	}
 	for _, e := range out.Failed {
 		t.deadLetter(ctx, b, b.records[src[e.Index]], s, e)
 	}

@@ -67,6 +67,9 @@ type aggregator struct {
 	// inputOf, when set, names the windows' input of record j of a batch
 	// (an upstream partition, after a repartition); else it is part.
 	inputOf func(j int) int32
+	// progress, when set, reports the batch's upstream progress to the
+	// windower before it advances (after a repartition).
+	progress func(w *windowing.Windower, out *windowing.Output) error
 	name    string // the function's, for errors
 }
 
@@ -156,6 +159,11 @@ func (a *aggregator) process(ctx context.Context, recs []abi.Record, out *aggOut
 	ws.cur = -1
 	if err := ws.flush(); err != nil {
 		return err
+	}
+	if a.progress != nil {
+		if err := a.progress(a.w, &out.Output); err != nil {
+			return err
+		}
 	}
 	if err := a.w.Advance(&out.Output); err != nil {
 		return err

@@ -140,27 +140,25 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 func (n *Node) logChanges(ctx context.Context) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, ps := range n.mu.tasks {
-		for _, t := range ps {
-			if err := t.saveWatermarks(); err != nil {
-				n.fail(err)
-				return
+	for _, t := range n.mu.groups {
+		if err := t.saveWatermarks(); err != nil {
+			n.fail(err)
+			return
+		}
+		for _, ts := range t.stores {
+			if ts == nil {
+				continue
 			}
-			for _, ts := range t.stores {
-				if ts == nil {
-					continue
-				}
-				for _, c := range ts.st.Changes() {
-					r := &kgo.Record{Topic: ts.topic, Partition: t.part, Key: c.Key, Value: c.Value}
-					n.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
-						if err != nil {
-							n.fail(fmt.Errorf("changelog %s: %w", r.Topic, err))
-							return
-						}
-						// Promises of one partition run in order.
-						ts.next = r.Offset + 1
-					})
-				}
+			for _, c := range ts.st.Changes() {
+				r := &kgo.Record{Topic: ts.topic, Partition: t.part, Key: c.Key, Value: c.Value}
+				n.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+					if err != nil {
+						n.fail(fmt.Errorf("changelog %s: %w", r.Topic, err))
+						return
+					}
+					// Promises of one partition run in order.
+					ts.next = r.Offset + 1
+				})
 			}
 		}
 	}
@@ -171,22 +169,20 @@ func (n *Node) logChanges(ctx context.Context) {
 func (n *Node) settleStores(committed bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, ps := range n.mu.tasks {
-		for _, t := range ps {
-			for _, ts := range t.stores {
-				if ts == nil {
-					continue
-				}
-				if !committed {
-					ts.st.Abort()
-					continue
-				}
-				if ts.st.Pending() == 0 {
-					continue
-				}
-				if err := ts.st.Commit(ts.next); err != nil {
-					return err
-				}
+	for _, t := range n.mu.groups {
+		for _, ts := range t.stores {
+			if ts == nil {
+				continue
+			}
+			if !committed {
+				ts.st.Abort()
+				continue
+			}
+			if ts.st.Pending() == 0 {
+				continue
+			}
+			if err := ts.st.Commit(ts.next); err != nil {
+				return err
 			}
 		}
 	}

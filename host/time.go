@@ -108,6 +108,7 @@ func (t *task) byInputs(a *aggregator) {
 	}
 	a.w.Assign(t.inputs...)
 	a.inputOf = func(j int) int32 { return t.from[t.batchSrc[j]] }
+	a.progress = t.applyProgress
 }
 
 // input is the windows' input of record j of the batch.
