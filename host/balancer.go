@@ -14,16 +14,18 @@ import (
 // table or stream it joins, the topics of one stage) are always read by the
 // same node. It is sticky (a number stays with its owner while that keeps
 // the balance) and cooperative (KIP-429: only moved partitions are revoked).
-type copartitioned struct{}
-
-func copartitionedBalancer() kgo.GroupBalancer { return copartitioned{} }
+//
+// A member's metadata carries userData (its admin URL) for the other nodes
+// (queryable state).
+type copartitioned struct{ userData []byte }
 
 func (copartitioned) ProtocolName() string { return "eddy-copartitioned" }
 
 func (copartitioned) IsCooperative() bool { return true }
 
-func (copartitioned) JoinGroupMetadata(interests []string, current map[string][]int32, generation int32) []byte {
+func (c copartitioned) JoinGroupMetadata(interests []string, current map[string][]int32, generation int32) []byte {
 	meta := kmsg.NewConsumerMemberMetadata()
+	meta.UserData = c.userData
 	meta.Version = 3
 	meta.Topics = interests
 	meta.Generation = generation

@@ -94,6 +94,7 @@ type Node struct {
 	regReady                chan struct{} // closed once reg is open
 	stopped                 chan struct{} // closed when Run returns
 	started                 time.Time
+	adminURL, adminToken    string // see AdvertiseAdmin
 	pauses                  swapPauses
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
@@ -158,6 +159,11 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
+	for _, s := range p.Steps {
+		if s.Kind == StepJoin {
+			return nil, fmt.Errorf("step %s: join steps are not supported by this node yet", s.Name)
+		}
+	}
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
 			return nil, nil
@@ -267,7 +273,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.ClientID("eddy-" + n.cfg.NodeID),
 		kgo.ConsumerGroup(p.Name),
 		kgo.ConsumeTopics(n.inputs()...),
-		kgo.Balancers(copartitionedBalancer()),
+		kgo.Balancers(copartitioned{userData: []byte(n.adminURL)}),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Fetched data is the node's largest buffer. The limits count

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,22 @@ const (
 	// records are first redistributed by their new key through a
 	// repartition topic, so that each key's state lives in one task.
 	StepKeyBy StepKind = "key_by"
+	// StepJoin joins each record with a table (table: a table of the
+	// pipeline) or with the records of another stream within a join window
+	// (stream: a topic). The function, optional, exports eddy_join; without
+	// one the output value nests both JSON values: {"left":…,"right":…}.
+	StepJoin StepKind = "join"
+)
+
+// JoinType is a join step's type.
+type JoinType string
+
+// Join types. Stream-table joins are inner or left; stream-stream joins
+// inner, left or outer.
+const (
+	JoinInner JoinType = "inner"
+	JoinLeft  JoinType = "left"
+	JoinOuter JoinType = "outer"
 )
 
 // Time says where an aggregate step's event time comes from.
@@ -89,6 +106,7 @@ const (
 type Pipeline struct {
 	Name           string        `yaml:"name"`
 	Source         Source        `yaml:"source"`
+	Tables         []Table       `yaml:"tables"`
 	Steps          []Step        `yaml:"steps"`
 	Sink           Sink          `yaml:"sink"`
 	DeadLetter     DeadLetter    `yaml:"dead_letter"`
@@ -116,6 +134,18 @@ type Source struct {
 	Format string `yaml:"format"`
 }
 
+// Table is a table source: the latest value of each key of a compacted
+// topic (a null value deletes the key), kept in a state store that join
+// steps look records up in.
+type Table struct {
+	Name  string `yaml:"name"`
+	Topic string `yaml:"topic"`
+	// Global replicates the whole topic to every task; otherwise the
+	// topic must be co-partitioned with the stream that joins it (same
+	// partition count, same keys), and each task holds its partition.
+	Global bool `yaml:"global"`
+}
+
 // Step is one function applied to every record.
 type Step struct {
 	Name     string   `yaml:"name"`
@@ -124,6 +154,12 @@ type Step struct {
 	// Field is a key_by step's key: a dotted path into the JSON value (the
 	// alternative to a function exporting eddy_key).
 	Field string `yaml:"field"`
+	// Table (a stream-table join) or Stream (a stream-stream join: the
+	// other stream's topic) is what a join step joins with; Type is its
+	// join type (default inner).
+	Table  string   `yaml:"table"`
+	Stream string   `yaml:"stream"`
+	Type   JoinType `yaml:"type"`
 	// State gives the function a keyed store (the ABI's state_get/put/delete)
 	// kept in the node's data directory and in the changelog topic
 	// <pipeline>-<step>-changelog. Needs delivery exactly_once.
@@ -145,7 +181,7 @@ type Step struct {
 }
 
 // stateful reports whether the step keeps keyed state.
-func (s *Step) stateful() bool { return s.State || s.Kind == StepAggregate }
+func (s *Step) stateful() bool { return s.State || s.Kind == StepAggregate || s.Kind == StepJoin }
 
 // WindowSpec is an aggregate step's window configuration.
 type WindowSpec struct {
@@ -159,6 +195,8 @@ type WindowSpec struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"` // exclude idle partitions from the watermark
 	Retention   time.Duration `yaml:"retention"`    // keep window state after close
 	Zone        string        `yaml:"zone"`         // align day windows to this IANA time zone
+	Before      time.Duration `yaml:"before"`       // join: how much earlier the other stream's record may be
+	After       time.Duration `yaml:"after"`        // join: how much later
 }
 
 // Sink says where output records go.
@@ -423,9 +461,11 @@ func (p *Pipeline) validate() error {
 	for i, s := range p.Steps {
 		f := fmt.Sprintf("steps[%d]", i)
 		switch s.Kind {
+		case StepJoin:
+			p.validateJoin(f, s, bad)
 		case StepMap, StepFilter, StepFlatMap, StepKeyBy:
 			if s.Window != nil {
-				bad(f+".window", "only an aggregate step has windows")
+				bad(f+".window", "only aggregate and stream-stream join steps have windows")
 			}
 			if s.Time != "" || s.TimeField != "" || s.TimeFunction != "" || s.Emit != "" {
 				bad(f+".kind", "time, time_field, time_function and emit belong to aggregate steps")
@@ -452,9 +492,12 @@ func (p *Pipeline) validate() error {
 				bad(f+".time", "must be event, log_append or processing, got %q", s.Time)
 			}
 		case "":
-			bad(f+".kind", "is required: map, filter, flat_map, key_by or aggregate")
+			bad(f+".kind", "is required: map, filter, flat_map, key_by, join or aggregate")
 		default:
-			bad(f+".kind", "must be map, filter, flat_map, key_by or aggregate, got %q", s.Kind)
+			bad(f+".kind", "must be map, filter, flat_map, key_by, join or aggregate, got %q", s.Kind)
+		}
+		if s.Kind != StepJoin && (s.Table != "" || s.Stream != "" || s.Type != "") {
+			bad(f+".kind", "table, stream and type belong to join steps")
 		}
 		if s.stateful() && p.Delivery != ExactlyOnce {
 			bad(f+".kind", "this step keeps state: it needs delivery: exactly_once (its changelog is written in the transaction)")
@@ -469,7 +512,7 @@ func (p *Pipeline) validate() error {
 			bad(f+".field", "give field or function, not both")
 		case s.Kind != StepKeyBy && s.Field != "":
 			bad(f+".field", "only a key_by step has a field")
-		case s.Kind != StepKeyBy && s.Function == "":
+		case s.Kind != StepKeyBy && s.Kind != StepJoin && s.Function == "":
 			bad(f+".function", "is required: the path of a .wasm file")
 		}
 		if s.Field != "" {
@@ -484,6 +527,23 @@ func (p *Pipeline) validate() error {
 			bad(f+".name", "%q is used by an earlier step", s.Name)
 		}
 		names[s.Name] = true
+	}
+	tables := map[string]bool{}
+	for i, t := range p.Tables {
+		f := fmt.Sprintf("tables[%d]", i)
+		switch {
+		case t.Name == "":
+			bad(f+".name", "is required")
+		case tables[t.Name]:
+			bad(f+".name", "%q is used by an earlier table", t.Name)
+		}
+		tables[t.Name] = true
+		if !topicRE.MatchString(t.Topic) {
+			bad(f+".topic", "%q is not a valid topic name", t.Topic)
+		}
+		if slices.Contains(p.Source.Topics, t.Topic) || t.Topic == p.Sink.Topic {
+			bad(f+".topic", "%q is also a source or the sink topic", t.Topic)
+		}
 	}
 	if p.Sink.Topic == "" {
 		bad("sink.topic", "is required")
@@ -531,6 +591,45 @@ func (p *Pipeline) validate() error {
 	return errors.Join(errs...)
 }
 
+// validateJoin checks a join step.
+func (p *Pipeline) validateJoin(f string, s Step, bad func(field, format string, args ...any)) {
+	switch {
+	case s.Table == "" && s.Stream == "":
+		bad(f+".table", "a join step joins a table (table: NAME) or another stream (stream: TOPIC)")
+	case s.Table != "" && s.Stream != "":
+		bad(f+".table", "give table or stream, not both")
+	case s.Table != "" && p.table(s.Table) == nil:
+		bad(f+".table", "no table %q in tables", s.Table)
+	case s.Stream != "" && !topicRE.MatchString(s.Stream):
+		bad(f+".stream", "%q is not a valid topic name", s.Stream)
+	case s.Stream != "" && (slices.Contains(p.Source.Topics, s.Stream) || s.Stream == p.Sink.Topic):
+		bad(f+".stream", "%q is also a source or the sink topic", s.Stream)
+	}
+	switch s.Type {
+	case "", JoinInner, JoinLeft:
+	case JoinOuter:
+		if s.Table != "" {
+			bad(f+".type", "a stream-table join is inner or left")
+		}
+	default:
+		bad(f+".type", "must be inner, left or outer, got %q", s.Type)
+	}
+	if s.Time != "" || s.TimeField != "" || s.TimeFunction != "" || s.Emit != "" {
+		bad(f+".kind", "time, time_field, time_function and emit belong to aggregate steps")
+	}
+	w := s.Window
+	switch {
+	case s.Stream != "" && w == nil:
+		bad(f+".window", "a stream-stream join needs a join window: {before: 5s, after: 5s, grace: 1s}")
+	case s.Stream == "" && w != nil:
+		bad(f+".window", "a stream-table join has no window")
+	case w != nil && (w.Type != "" || w.Size != 0 || w.Advance != 0 || w.Gap != 0 || w.Count != 0 || w.Retention != 0 || w.Zone != ""):
+		bad(f+".window", "a join window has before, after, grace, disorder and idle_timeout only")
+	case w != nil && (w.Before < 0 || w.After < 0 || w.Grace < 0 || w.Disorder < 0 || w.IdleTimeout < 0):
+		bad(f+".window", "durations must not be negative")
+	}
+}
+
 // FunctionPath returns the path of step i's module, resolved against the
 // pipeline file's directory ("" for a key_by step on a field).
 func (p *Pipeline) FunctionPath(i int) string { return p.path(p.Steps[i].Function) }
@@ -565,6 +664,24 @@ type Stage struct {
 	From, To int      // its steps: Steps[From:To]
 	Output   string   // where its records go: a repartition topic, or the sink
 	Last     bool     // Output is the sink
+	// Sides maps the inputs that a join step of the stage reads (a
+	// co-partitioned table's topic, the other stream of a stream-stream
+	// join) to that step; the other inputs run through the stage from its
+	// first step.
+	Sides map[string]int
+}
+
+// Streams returns the stage's inputs whose records produce output: every
+// input but the topics of tables.
+func (st Stage) Streams(p *Pipeline) []string {
+	var out []string
+	for _, in := range st.Inputs {
+		if s, ok := st.Sides[in]; ok && p.Steps[s].Table != "" {
+			continue
+		}
+		out = append(out, in)
+	}
+	return out
 }
 
 // Stages splits the pipeline at its repartitions.
@@ -584,5 +701,38 @@ func (p *Pipeline) Stages() []Stage {
 		}
 	}
 	cur.To, cur.Output, cur.Last = len(p.Steps), p.Sink.Topic, true
-	return append(stages, cur)
+	stages = append(stages, cur)
+	// A join step's other input is read by the tasks of its stage.
+	for i := range stages {
+		st := &stages[i]
+		for s := st.From; s < st.To; s++ {
+			step := p.Steps[s]
+			if step.Kind != StepJoin {
+				continue
+			}
+			topic := step.Stream
+			if t := p.table(step.Table); t != nil && !t.Global {
+				topic = t.Topic
+			}
+			if topic == "" || slices.Contains(st.Inputs, topic) {
+				continue
+			}
+			if st.Sides == nil {
+				st.Sides = map[string]int{}
+			}
+			st.Inputs = append(slices.Clip(st.Inputs), topic)
+			st.Sides[topic] = s
+		}
+	}
+	return stages
+}
+
+// table returns the named table, or nil.
+func (p *Pipeline) table(name string) *Table {
+	for i := range p.Tables {
+		if p.Tables[i].Name == name {
+			return &p.Tables[i]
+		}
+	}
+	return nil
 }

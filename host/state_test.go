@@ -16,6 +16,14 @@ import (
 
 func startStatefulNode(t *testing.T, brokers []string, p *host.Pipeline, id, dataDir string) *runningNode {
 	t.Helper()
+	r := newStatefulNode(t, brokers, p, id, dataDir)
+	r.start(t)
+	return r
+}
+
+// newStatefulNode creates a node without running it (see start).
+func newStatefulNode(t *testing.T, brokers []string, p *host.Pipeline, id, dataDir string) *runningNode {
+	t.Helper()
 	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
 	if err != nil {
 		t.Fatal(err)
@@ -26,11 +34,15 @@ func startStatefulNode(t *testing.T, brokers []string, p *host.Pipeline, id, dat
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &runningNode{node: n, done: make(chan error, 1)}
+}
+
+// start runs the node until stop.
+func (r *runningNode) start(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &runningNode{node: n, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- n.Run(ctx) }()
+	r.cancel = cancel
+	go func() { r.done <- r.node.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
-	return r
 }
 
 // TestStatefulStepRestores runs the counter guest (per-key counts in keyed

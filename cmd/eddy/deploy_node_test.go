@@ -140,3 +140,54 @@ delivery: exactly_once
 		t.Fatalf("promote: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestStateGet reads a stateful step's state through `eddy state get`.
+func TestStateGet(t *testing.T) {
+	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "counted", "words-dlq"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	counter, _ := filepath.Abs(td("go/counter.wasm"))
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: counted
+source: {topics: [words]}
+steps:
+  - {name: count, kind: map, function: %s, state: true}
+sink: {topic: counted}
+dead_letter: {topic: words-dlq}
+delivery: exactly_once
+`, counter)), 0o644)
+	addr := freeAddr(t)
+	url := "http://" + addr
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var runErr strings.Builder
+	go func() {
+		done <- execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
+			"--data-dir", t.TempDir()}, strings.NewReader(""), &strings.Builder{}, &runErr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("run: exit %d: %s", code, runErr.String())
+		}
+	}()
+	if _, stderr, code := run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl")); code != 0 {
+		t.Fatalf("produce: %s", stderr)
+	}
+	if _, stderr, code := run(t, "", "consume", "--brokers", b.Addr(), "--topic", "counted", "--max", "5", "--idle", "20s"); code != 0 {
+		t.Fatalf("consume: %s", stderr)
+	}
+	out, stderr, code := run(t, "", "state", "get", "--pipeline", "counted", "--store", "count", "alice", "--admin", url)
+	if code != 0 || !strings.HasPrefix(out, `{"key":"alice","partition":`) || !strings.Contains(out, `"value":2}`) {
+		t.Fatalf("state get alice: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, code = run(t, "", "state", "get", "--pipeline", "counted", "--store", "count", "--prefix", "", "--admin", url)
+	if code != 0 || strings.Count(out, "\n") != 4 || !strings.HasPrefix(out, `{"key":"","partition":`) { // the counter counts a null key as ""
+		t.Fatalf("state scan: exit %d\n%s", code, out)
+	}
+	if _, stderr, code = run(t, "", "state", "get", "--pipeline", "counted", "--store", "count", "nobody", "--admin", url); code != 1 || !strings.Contains(stderr, "no entry") {
+		t.Fatalf("missing key: exit %d %s", code, stderr)
+	}
+}

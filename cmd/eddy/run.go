@@ -61,11 +61,12 @@ without one they are refused, and the node refuses to listen beyond loopback.`,
 			if err != nil {
 				return err
 			}
-			stopAdmin, err := c.startAdmin(cmd.Context(), n.Admin(), &af)
+			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), &af)
 			if err != nil {
 				return err
 			}
 			defer stopAdmin()
+			n.AdvertiseAdmin(url, tok)
 			if err := n.Run(cmd.Context()); err != nil {
 				return fmt.Errorf("pipeline %s: %w", p.Name, err)
 			}
@@ -95,29 +96,30 @@ func (f *adminServerFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.maxUpload, "admin-max-upload", "64MiB", "largest admin request body (a module with its smoke test)")
 }
 
-// startAdmin serves a node's admin API until the returned stop is called.
-func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFlags) (stop func(), err error) {
+// startAdmin serves a node's admin API until the returned stop is called;
+// url is where it listens ("" without one) and tok its token.
+func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFlags) (stop func(), url, tok string, err error) {
 	if f.addr == "off" {
-		return func() {}, nil
+		return func() {}, "", "", nil
 	}
-	tok, err := admin.ResolveToken(f.token, f.tokenFile)
+	tok, err = admin.ResolveToken(f.token, f.tokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("admin token: %w", err)
+		return nil, "", "", fmt.Errorf("admin token: %w", err)
 	}
 	limit, err := host.ParseByteSize(f.maxUpload)
 	if err != nil {
-		return nil, fmt.Errorf("--admin-max-upload: %w", err)
+		return nil, "", "", fmt.Errorf("--admin-max-upload: %w", err)
 	}
 	srv, err := admin.NewServer(b, admin.Config{Addr: f.addr, Token: tok, Logger: c.logger, MaxUpload: int64(limit)})
 	if err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
 	if err := srv.Listen(ctx); err != nil {
 		if f.addr == admin.DefaultAddr {
 			c.logger.Warn("admin API not started: its default address is in use (another node?); set --admin-addr", "error", err)
-			return func() {}, nil
+			return func() {}, "", "", nil
 		}
-		return nil, err
+		return nil, "", "", err
 	}
 	if tok == "" {
 		c.logger.Warn("admin API without a token: deploys and other changes are refused; set " + admin.TokenEnv + " or --admin-token-file")
@@ -134,5 +136,5 @@ func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFla
 	return func() {
 		cancel()
 		<-done
-	}, nil
+	}, srv.URL(), tok, nil
 }

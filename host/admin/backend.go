@@ -49,6 +49,10 @@ type Backend interface {
 	Promote(ctx context.Context, pipeline, step, note string) (registry.Event, error)
 	// Discard drops the step's shadow.
 	Discard(ctx context.Context, pipeline, step, note string) (registry.Event, error)
+	// State reads a store of the node's pipeline (see StateQuery): from
+	// the node's own partitions, or through the node that owns a key, or
+	// from every node of the group for a scan, unless q.Local.
+	State(ctx context.Context, q StateQuery) (StateResult, error)
 }
 
 // DeployRequest is a deploy of a module to one step.

@@ -291,3 +291,11 @@ func lines(b []byte) []byte {
 	}
 	return bytes.Join(out, []byte("\n"))
 }
+
+// State implements Backend: a MemoryBackend keeps no stores.
+func (m *MemoryBackend) State(ctx context.Context, q StateQuery) (StateResult, error) {
+	if err := m.enter(ctx); err != nil {
+		return StateResult{}, err
+	}
+	return StateResult{}, Errorf(http.StatusNotFound, CodeNotFound, "no store %s/%s (a MemoryBackend keeps no state)", q.Pipeline, q.Store)
+}

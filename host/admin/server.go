@@ -126,6 +126,8 @@ func NewServer(b Backend, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/functions/{pipeline}/{step}/rollback", s.rollback)
 	s.mux.HandleFunc("POST /v1/functions/{pipeline}/{step}/promote", s.promote)
 	s.mux.HandleFunc("POST /v1/functions/{pipeline}/{step}/discard", s.discard)
+	s.mux.HandleFunc("GET /v1/state/{pipeline}/{store}", s.state)
+	s.mux.HandleFunc("GET /v1/state/{pipeline}/{store}/{key...}", s.state)
 	s.hs = &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -355,7 +355,10 @@ func TestBadRequests(t *testing.T) {
 // failing is a Backend whose every call returns err.
 type failing struct{ err error }
 
-func (f failing) Health(context.Context) error        { return f.err }
+func (f failing) Health(context.Context) error { return f.err }
+func (f failing) State(context.Context, StateQuery) (StateResult, error) {
+	return StateResult{}, f.err
+}
 func (f failing) Status(context.Context) (any, error) { return nil, f.err }
 func (f failing) Functions(context.Context, string) ([]registry.StepState, error) {
 	return nil, f.err
