@@ -245,7 +245,7 @@ func (s *script) run(line int, text string, f []string) error {
 		fmt.Fprintf(&s.b, "%d: buffer\n", line)
 		for side := range s.buf.sides {
 			for _, k := range slices.Sorted(maps.Keys(s.buf.sides[side])) {
-				for _, e := range s.buf.sides[side][k] {
+				for _, e := range *s.buf.sides[side][k] {
 					var rec abi.Record
 					if err := DecodeRecord(e.rec, &rec); err != nil {
 						return err

@@ -2,7 +2,6 @@ package join
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -243,7 +242,7 @@ func (j *WindowJoin) Restore(watermark int64) error {
 		if side > Right {
 			return fmt.Errorf("join: buffered entry on side %d: %w", side, ErrCorrupt)
 		}
-		j.index.push(entry{at: j.expiry(side, t), side: side, key: string(key), t: t, seq: seq})
+		j.index.push(entry{at: j.expiry(side, t), side: side, key: bytes.Clone(key), t: t, seq: seq})
 		j.seq = max(j.seq, seq+1)
 		return nil
 	})
@@ -410,7 +409,7 @@ func (j *WindowJoin) join(side Side, rec *abi.Record, t int64, out *Output) erro
 	if err := j.buf.Put(side, rec.Key, t, seq, j.enc, len(j.matches) > 0); err != nil {
 		return fmt.Errorf("join: buffer %v: %w", side, err)
 	}
-	j.index.push(entry{at: j.expiry(side, t), side: side, key: string(rec.Key), t: t, seq: seq})
+	j.index.push(entry{at: j.expiry(side, t), side: side, key: bytes.Clone(rec.Key), t: t, seq: seq})
 	return nil
 }
 
@@ -420,7 +419,7 @@ func (j *WindowJoin) advanceTo(wm int64, out *Output) error {
 	j.advanced = wm
 	for len(j.index) > 0 && (j.index[0].at < wm || wm == math.MaxInt64) {
 		e := j.index.pop()
-		key := []byte(e.key)
+		key := e.key
 		if j.emitsUnmatched(e.side) {
 			j.matches, j.want, j.found = j.matches[:0], e.seq, false
 			if err := j.buf.Scan(e.side, key, e.t, e.t, j.findFn); err != nil {
@@ -446,7 +445,7 @@ func (j *WindowJoin) advanceTo(wm int64, out *Output) error {
 type entry struct {
 	at   int64 // expiry: the entry expires when the watermark passes it
 	side Side
-	key  string
+	key  []byte // a copy, owned by the entry
 	t    int64
 	seq  uint64
 }
@@ -461,7 +460,7 @@ func (a *entry) less(b *entry) bool {
 	if a.side != b.side {
 		return a.side < b.side
 	}
-	if c := cmp.Compare(a.key, b.key); c != 0 {
+	if c := bytes.Compare(a.key, b.key); c != 0 {
 		return c < 0
 	}
 	if a.t != b.t {
