@@ -2,8 +2,9 @@
 // (Kafka Streams KStream-KTable) and windowed stream-stream joins (Kafka
 // Streams KStream-KStream with JoinWindows), with watermarks, lateness,
 // matching, emission of unmatched records and buffer expiry. It is pure Go
-// with no Kafka, storage or Wasm dependency; the node wires it to those,
-// and the guest's join function (eddy_join) combines each [Pair].
+// with no Kafka, storage or Wasm dependency; the node wires it to those.
+// Each [Pair] becomes one item [key, left value, right value] of the
+// guest's eddy_join call, with nil for a null key or a missing side.
 //
 // # Usage
 //
@@ -50,7 +51,9 @@
 // (Right nil when it has none). Null keys never match: a table record with
 // a null key is dropped, a stream record with a null key is dropped by an
 // inner join and emitted unmatched by a left join (Kafka Streams 3.7,
-// KIP-962). Every drop is counted in [TableStats].
+// KIP-962). Every drop is counted in [TableStats]. Values are not
+// inspected: unlike Kafka Streams, which ignores null-value stream records,
+// Eddy passes them to the join function, which decides.
 //
 // Results depend on the arrival order of table updates relative to stream
 // records, as in Kafka Streams: a stream record that arrives before the
@@ -81,7 +84,8 @@
 //
 // Null keys never match: inner joins drop null-key records, left joins emit
 // null-key left records unmatched at once (and drop right ones), outer
-// joins emit either unmatched at once.
+// joins emit either unmatched at once (KIP-962). As for stream-table joins,
+// null values are joined like any other.
 //
 // # Watermarks and lateness
 //
@@ -94,16 +98,19 @@
 //
 // # Why lateness is judged against t + Grace
 //
-// Kafka Streams drops a record only once its own window has closed, but it
-// may by then have expired records it should have matched. Here a record
-// is accepted only while the watermark is at most t + Grace, and a buffered
-// record expires only once the watermark is past the largest t + Grace of
-// any record that could match it. Hence every accepted record meets every
-// accepted record of the other side that it matches, whatever the arrival
-// order: the pairs are exactly the window join of the accepted records, and
-// a record is emitted unmatched exactly when no accepted record matches
-// it. The cost is a stricter notion of late: a record more than Grace
-// behind the watermark is late even if its window is still open.
+// Kafka Streams judges a record late only once its own window has closed.
+// A right record at t' can then still be joined after a left record it
+// matches was emitted as unmatched (at t + After + Grace, before the right
+// record's window closes at t' + Before + Grace): the left record yields an
+// unmatched result and, later, a pair. Here a record is accepted only
+// while the watermark is at most t + Grace, and a
+// buffered record expires only once the watermark is past the largest
+// t + Grace of any record that could match it. Hence every accepted record
+// meets every accepted record of the other side that it matches, whatever
+// the arrival order: the pairs are exactly the window join of the accepted
+// records, and a record is emitted unmatched exactly when no accepted record
+// matches it. The cost is a stricter notion of late: a record more than
+// Grace behind the watermark is late even if its window is still open.
 //
 // # Determinism
 //
@@ -129,7 +136,7 @@
 // pops the entries it passes: for each, left and outer joins read the one
 // record back ([Buffer.Scan] over its time) to emit it if unmatched, and
 // every join deletes it. [Stats.Buffered] is the heap's size. Memory is
-// about 64 bytes plus the key per buffered record.
+// about 56 bytes plus the key per buffered record.
 //
 // # Restarts
 //

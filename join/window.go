@@ -42,8 +42,8 @@ type Buffer interface {
 }
 
 // Config configures a [WindowJoin]. The zero values of the optional fields
-// are usable defaults; Before and After cannot both be zero usefully (the
-// window is then records of equal time).
+// are usable defaults; with Before and After both zero, records match only
+// at equal times.
 type Config struct {
 	// Type is InnerJoin (the default), LeftJoin or OuterJoin.
 	Type Type
