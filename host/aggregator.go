@@ -70,7 +70,7 @@ type aggregator struct {
 	// progress, when set, reports the batch's upstream progress to the
 	// windower before it advances (after a repartition).
 	progress func(w *windowing.Windower, out *windowing.Output) error
-	name    string // the function's, for errors
+	name     string // the function's, for errors
 }
 
 // aggOutput is what one batch of an aggregator produced. Reuse it across
@@ -134,6 +134,7 @@ func (a *aggregator) process(ctx context.Context, recs []abi.Record, out *aggOut
 	out.reset()
 	ws := a.store
 	ws.begin(ctx, len(recs))
+	defer func() { ws.deferring = false }()
 	for j := range recs {
 		ws.cur = j
 		err := a.w.Process(a.input(j), &recs[j], &out.Output)
@@ -204,10 +205,12 @@ func (a *aggregator) saveWatermark() error {
 // batch, before Advance. A session that grows by one window (the common
 // merge) takes its pending group along without a flush.
 //
-// Results are deferred the same way: Result takes a copy of the window's
-// accumulator and returns nil; the aggregator then turns every result of
-// the batch into a value with one eddy_agg_result call and puts the values
-// into the batch's emits, which come in the order of the Result calls.
+// Results are deferred the same way during a batch: Result takes a copy of
+// the window's accumulator and returns nil; the aggregator then turns every
+// result of the batch into a value with one eddy_agg_result call and puts
+// the values into the batch's emits, which come in the order of the Result
+// calls. Outside a batch (a caller that drives the Windower itself),
+// Result answers at once.
 //
 // Failures stay per record: a record the guest refuses, or on which the
 // call fails (isolated by AggAdd's bisection), is reported with its index
@@ -221,6 +224,9 @@ type windowStore struct {
 	st  *state.Store
 	fn  aggFuncs
 	cur int // index in the batch of the record being processed; -1 after them
+	// deferring is set while the aggregator processes a batch: results
+	// are computed at its end.
+	deferring bool
 
 	pending []pendingGroup // pending[:npend] are in use; the rest keep their buffers
 	npend   int
@@ -294,7 +300,7 @@ func (ws *windowStore) begin(ctx context.Context, n int) {
 		clear(ws.accs)
 		ws.gen, ws.accBytes, ws.complete = g, 0, false
 	}
-	ws.ctx, ws.cur = ctx, 0
+	ws.ctx, ws.cur, ws.deferring = ctx, 0, true
 	clear(ws.failed)
 	clear(ws.asked)
 	ws.failed, ws.asked = ws.failed[:0], ws.asked[:0]
@@ -535,8 +541,8 @@ func (ws *windowStore) move(key []byte, src, dst windowing.Window) error {
 	return ws.put(dk, acc)
 }
 
-// Result implements windowing.Store.Result. It returns nil: the value is
-// computed at the end of the batch (see results).
+// Result implements windowing.Store.Result. During a batch it returns nil:
+// the value is computed at the end of the batch (see results).
 func (ws *windowStore) Result(key []byte, w windowing.Window, srcs []windowing.Window) ([]byte, error) {
 	if err := ws.flushFor(key, srcs); err != nil {
 		return nil, err
@@ -545,8 +551,18 @@ func (ws *windowStore) Result(key []byte, w windowing.Window, srcs []windowing.W
 	if err != nil {
 		return nil, err
 	}
-	ws.asked = append(ws.asked, askedResult{key: bytes.Clone(key), win: w, acc: acc, at: ws.cur})
-	return nil, nil
+	if ws.deferring {
+		ws.asked = append(ws.asked, askedResult{key: bytes.Clone(key), win: w, acc: acc, at: ws.cur})
+		return nil, nil
+	}
+	ws.res, err = ws.fn.AggResult(ws.ctx, [][]byte{key}, [][]byte{acc}, ws.res[:0])
+	if err != nil {
+		return nil, err
+	}
+	if ws.res[0].Err != nil {
+		return nil, ws.res[0].Err
+	}
+	return ws.res[0].Bytes, nil // the runtime's own copy of the answer
 }
 
 // results computes the values of the batch's Result calls with one

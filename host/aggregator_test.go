@@ -506,3 +506,32 @@ func TestWindowStoreCacheAfterAbort(t *testing.T) {
 		t.Fatalf("count %d after another add, want 2", n)
 	}
 }
+
+// TestAggregatorResultsOutsideBatch advances the windower between batches,
+// as a caller that drives it itself may: the results it fires must have
+// their values (results are deferred only within a batch).
+func TestAggregatorResultsOutsideBatch(t *testing.T) {
+	db, err := state.Open("", state.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := newAggregator(windowing.Config{Window: windowing.Tumbling(time.Second)}, db.Store("p", "agg", 0), nativeStats{}, "stats", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out aggOutput
+	recs := []abi.Record{{Key: []byte("a"), Value: []byte("1"), Timestamp: 100}, {Key: []byte("a"), Value: []byte("2"), Timestamp: 200}}
+	if err := a.process(context.Background(), recs, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Emits) != 0 {
+		t.Fatalf("emits %v before the window closed", out.Emits)
+	}
+	if err := a.w.Progress(0, 5000, &out.Output); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Emits) != 1 || string(out.Emits[0].Value) != `{"count":2,"sum":3,"avg":1.5}` {
+		t.Fatalf("emits %+v after progress", out.Emits)
+	}
+}
