@@ -636,10 +636,18 @@ func (ws *windowStore) get(k []byte) ([]byte, bool, error) {
 	return v, ok, err
 }
 
-// put stores acc under k, in the state store and the cache.
+// put stores acc under k, in the state store and the cache. A window the
+// complete cache does not hold is new to the store too: it is created, so
+// that if it goes again before the transaction commits (a session that
+// grew, a window that opened and expired), nothing of it is written.
 func (ws *windowStore) put(k, acc []byte) error {
+	_, had := ws.accs[string(k)]
+	create := ws.complete && !had
 	acc = bytes.Clone(acc)
 	ws.cache(k, acc)
+	if create {
+		return ws.st.Create(k, acc)
+	}
 	return ws.st.Put(k, acc)
 }
 

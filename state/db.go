@@ -63,7 +63,7 @@ func (db *DB) Store(pipeline, name string, partition int32) *Store {
 		db:         db,
 		data:       append([]byte{'d'}, p...),
 		checkpoint: append(append([]byte{'c'}, p...), "checkpoint"...),
-		pending:    map[string]*Change{},
+		pending:    map[string]*pendingChange{},
 	}
 }
 
@@ -84,8 +84,15 @@ type Store struct {
 	// changed reuses its entry and key, so it allocates only the copy of
 	// the value; values are never written in place, so what Changes
 	// returned stays valid.
-	pending map[string]*Change
+	pending map[string]*pendingChange
 	gen     uint64 // see Generation
+}
+
+type pendingChange struct {
+	Change
+	// fresh is set when the key has no value outside the open
+	// transaction (see Create): deleting it again drops the change.
+	fresh bool
 }
 
 // Get returns the value of key, seeing the open transaction's changes. The
@@ -117,23 +124,41 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 
 // Put sets key to value in the open transaction.
 func (s *Store) Put(key, value []byte) error {
-	s.change(key, bytes.Clone(value), false)
+	s.change(key, bytes.Clone(value), false, false)
+	return nil
+}
+
+// Create is Put for a key that the caller knows has no value, as the open
+// transaction sees it. If the key is deleted again before the transaction
+// commits, both changes are dropped: nothing goes to the changelog or to
+// disk for a key that lived only inside the transaction (a session window
+// that grew, a window opened and expired between two commits).
+func (s *Store) Create(key, value []byte) error {
+	s.change(key, bytes.Clone(value), false, true)
 	return nil
 }
 
 // Delete removes key in the open transaction.
 func (s *Store) Delete(key []byte) error {
-	s.change(key, nil, true)
+	s.change(key, nil, true, false)
 	return nil
 }
 
-func (s *Store) change(key, value []byte, deleted bool) {
-	if c, ok := s.pending[string(key)]; ok {
-		*c = Change{Key: c.Key, Value: value, Deleted: deleted}
-		return
+func (s *Store) change(key, value []byte, deleted, create bool) {
+	c, ok := s.pending[string(key)]
+	switch {
+	case !ok:
+		// A key without a change in the transaction: Create's caller says
+		// it has no committed value either.
+		k := string(key)
+		s.pending[k] = &pendingChange{Change: Change{Key: []byte(k), Value: value, Deleted: deleted}, fresh: create}
+	case deleted && c.fresh:
+		delete(s.pending, string(key))
+	default:
+		// Over a deletion, the committed value may exist: the change
+		// stays fresh only if it was.
+		c.Change = Change{Key: c.Key, Value: value, Deleted: deleted}
 	}
-	k := string(key)
-	s.pending[k] = &Change{Key: []byte(k), Value: value, Deleted: deleted}
 }
 
 // Changes returns the open transaction's changes in key order: what goes to
@@ -141,7 +166,7 @@ func (s *Store) change(key, value []byte, deleted bool) {
 func (s *Store) Changes() []Change {
 	out := make([]Change, 0, len(s.pending))
 	for _, c := range s.pending {
-		out = append(out, *c)
+		out = append(out, c.Change)
 	}
 	slices.SortFunc(out, func(a, b Change) int { return bytes.Compare(a.Key, b.Key) })
 	return out
@@ -169,7 +194,7 @@ func (s *Store) Commit(next int64) error {
 	// Each key appears once, so the order of the writes does not matter.
 	err := s.apply(func(yield func(*Change) bool) {
 		for _, c := range s.pending {
-			if !yield(c) {
+			if !yield(&c.Change) {
 				return
 			}
 		}

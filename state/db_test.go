@@ -80,6 +80,42 @@ func TestCommitAbortAndReopen(t *testing.T) {
 	}
 }
 
+// TestCreateThenDelete checks that a key created and deleted in one
+// transaction leaves no change, while one that had a value before the
+// transaction leaves a deletion.
+func TestCreateThenDelete(t *testing.T) {
+	db := open(t, t.TempDir())
+	defer db.Close()
+	s := db.Store("p", "s", 0)
+	s.Put([]byte("old"), []byte("1"))
+	if err := s.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	s.Create([]byte("new"), []byte("a"))
+	s.Put([]byte("new"), []byte("b")) // still without a committed value
+	s.Delete([]byte("new"))
+	s.Delete([]byte("old"))
+	s.Create([]byte("old"), []byte("2")) // over a deletion: "old" has a committed value
+	s.Delete([]byte("old"))
+	s.Create([]byte("kept"), []byte("c"))
+	var got []string
+	for _, c := range s.Changes() {
+		got = append(got, fmt.Sprintf("%s=%s/%v", c.Key, c.Value, c.Deleted))
+	}
+	if want := "[kept=c/false old=/true]"; fmt.Sprint(got) != want {
+		t.Fatalf("changes %v, want %s", got, want)
+	}
+	if s.Pending() != 2 || get(t, s, "new") != "<absent>" || get(t, s, "old") != "<absent>" || get(t, s, "kept") != "c" {
+		t.Fatalf("pending %d, new=%s old=%s kept=%s", s.Pending(), get(t, s, "new"), get(t, s, "old"), get(t, s, "kept"))
+	}
+	if err := s.Commit(2); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Len(); n != 1 {
+		t.Fatalf("%d keys after commit, want 1", n)
+	}
+}
+
 func TestKeyspacesAreSeparate(t *testing.T) {
 	db := open(t, t.TempDir())
 	defer db.Close()
