@@ -83,6 +83,9 @@ func (t *task) late(ctx context.Context, b *batch, orig *kgo.Record, l windowing
 // saveWatermarks records each window step's watermark in its store, so that
 // it reaches the changelog with the transaction.
 func (t *task) saveWatermarks() error {
+	if err := t.saveJoinWatermarks(); err != nil {
+		return err
+	}
 	for _, tw := range t.windows {
 		if tw == nil {
 			continue

@@ -61,6 +61,10 @@ type taskStore struct {
 	st    *state.Store
 	topic string
 	next  int64 // offset after the last changelog record produced in the open transaction
+	// source marks a table's store: topic is the table's own topic, which
+	// the store is restored from and which the task consumes; its changes
+	// are not written anywhere, and next is the table offset reached.
+	source bool
 }
 
 // restore brings a store up to date with its changelog partition: from its
@@ -147,6 +151,9 @@ func (n *Node) logChanges(ctx context.Context) {
 		}
 		for _, ts := range t.stores {
 			if ts == nil {
+				continue
+			}
+			if ts.source {
 				continue
 			}
 			for _, c := range ts.st.Changes() {

@@ -51,6 +51,8 @@ func kindFor(k StepKind) abi.Kind {
 		return abi.KindAggregate
 	case StepKeyBy:
 		return abi.KindKey
+	case StepJoin:
+		return abi.KindJoin
 	}
 	return abi.KindProcess
 }
@@ -67,6 +69,9 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 	step := n.p.Steps[s]
 	if step.Kind == StepKeyBy && step.Field != "" {
 		return registry.Event{}, deployErr("invalid_module", "step %s keys by the field %s: it runs no function", step.Name, step.Field)
+	}
+	if step.Kind == StepJoin && n.current(s) == nil {
+		return registry.Event{}, deployErr("invalid_module", "step %s nests both sides' values: it runs no function (give it one in the pipeline file first)", step.Name)
 	}
 	if d.Shadow {
 		if why := n.shadowable(s); why != "" {
@@ -270,6 +275,19 @@ func probe(ctx context.Context, fn *runtime.Function, step Step) error {
 				if c != 1 && !failed[i] {
 					return deployErr("invalid_module", "step %s is a map step, but the module returned %d records for probe record %d", step.Name, c, i+1)
 				}
+			}
+		}
+	case abi.KindJoin:
+		k := [][]byte{[]byte("k"), nil, []byte("k")}
+		l := [][]byte{probeRecords[0].Value, []byte("42"), nil}
+		r := [][]byte{[]byte(`{"probe":2}`), nil, []byte("x")}
+		res, err := inst.Join(ctx, k, l, r, nil)
+		if err := call(err); err != nil {
+			return err
+		}
+		for _, r := range res {
+			if err := hostile(r.Err); err != nil {
+				return err
 			}
 		}
 	case abi.KindKey:

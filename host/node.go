@@ -94,7 +94,10 @@ type Node struct {
 	regReady                chan struct{} // closed once reg is open
 	stopped                 chan struct{} // closed when Run returns
 	started                 time.Time
-	adminURL, adminToken    string // see AdvertiseAdmin
+	adminURL, adminToken    string                  // see AdvertiseAdmin
+	globals                 map[string]*globalTable // read by tasks, set before the group is joined
+	stopGlobals             context.CancelFunc
+	globalsDone             sync.WaitGroup
 	pauses                  swapPauses
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
@@ -159,11 +162,6 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
-	for _, s := range p.Steps {
-		if s.Kind == StepJoin {
-			return nil, fmt.Errorf("step %s: join steps are not supported by this node yet", s.Name)
-		}
-	}
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
 			return nil, nil
@@ -179,7 +177,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.shadowStaged = make([]*liveFn, len(p.Steps))
 	for i, s := range p.Steps {
 		fn, err := load(i, p.FunctionPath(i))
-		if err == nil && fn == nil && s.Kind != StepKeyBy {
+		if err == nil && fn == nil && s.Kind != StepKeyBy && s.Kind != StepJoin {
 			err = errors.New("no function")
 		}
 		var lf *liveFn
@@ -340,6 +338,10 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := n.useRegistry(ctx); err != nil {
 		return err
 	}
+	if err := n.openGlobals(ctx); err != nil {
+		return err
+	}
+	defer n.closeGlobals()
 	n.reg.onEvent = n.onRegistryEvent
 	close(n.regReady)
 	rctx, stopRegistry := context.WithCancel(ctx)
@@ -487,16 +489,18 @@ func (n *Node) stateful() bool {
 func (n *Node) createTopics(ctx context.Context) error {
 	var changelogs, repartitions []string
 	for _, s := range n.p.Steps {
-		if s.stateful() {
+		if s.changelogged() {
 			changelogs = append(changelogs, ChangelogTopic(n.p.Name, s.Name))
 		}
 	}
+	sides := false
 	for _, st := range n.stages {
 		if !st.Last {
 			repartitions = append(repartitions, st.Output)
 		}
+		sides = sides || len(st.Sides) > 0
 	}
-	if len(changelogs)+len(repartitions) == 0 {
+	if len(changelogs)+len(repartitions) == 0 && !sides {
 		return nil
 	}
 	parts, err := PartitionCount(ctx, n.cfg.Brokers, n.p.Source.Topics...)
@@ -509,6 +513,43 @@ func (n *Node) createTopics(ctx context.Context) error {
 	}
 	if err := CreateTopics(ctx, n.cfg.Brokers, parts, repartitions...); err != nil {
 		return fmt.Errorf("repartition topics: %w", err)
+	}
+	return n.checkCopartitioned(ctx)
+}
+
+// checkCopartitioned checks that a join's other input (a table that is not
+// global, the other stream) has as many partitions as the stream it joins:
+// a task joins partition p of both, so each key must be in the same
+// partition number on both sides.
+func (n *Node) checkCopartitioned(ctx context.Context) error {
+	for _, st := range n.stages {
+		for topic, s := range st.Sides {
+			other, err := PartitionCount(ctx, n.cfg.Brokers, topic)
+			if err != nil {
+				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+			}
+			for _, in := range st.Inputs {
+				if _, side := st.Sides[in]; side {
+					continue
+				}
+				mine := n.parts
+				if slices.Contains(n.p.Source.Topics, in) {
+					if mine, err = PartitionCount(ctx, n.cfg.Brokers, in); err != nil {
+						return err
+					}
+				}
+				if mine != other {
+					what := "stream"
+					if n.p.Steps[s].Table != "" {
+						what = "table " + n.p.Steps[s].Table + ", topic"
+					}
+					return fmt.Errorf("step %s joins %s %s (%d partitions) with %s (%d partitions): a join reads partition p of both, "+
+						"so they must be co-partitioned — the same partition count, and records keyed and partitioned the same way "+
+						"(repartition one side with a key_by step, or make a table global: true)",
+						n.p.Steps[s].Name, what, topic, other, in, mine)
+				}
+			}
+		}
 	}
 	return nil
 }

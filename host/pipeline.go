@@ -183,6 +183,12 @@ type Step struct {
 // stateful reports whether the step keeps keyed state.
 func (s *Step) stateful() bool { return s.State || s.Kind == StepAggregate || s.Kind == StepJoin }
 
+// changelogged reports whether the step's store has a changelog topic (a
+// table's store is restored from the table's topic instead).
+func (s *Step) changelogged() bool {
+	return s.State || s.Kind == StepAggregate || s.Kind == StepJoin && s.Stream != ""
+}
+
 // WindowSpec is an aggregate step's window configuration.
 type WindowSpec struct {
 	Type        string        `yaml:"type"` // tumbling, hopping, sliding, session or global

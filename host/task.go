@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/join"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/windowing"
 )
@@ -43,6 +44,7 @@ type task struct {
 	results []runtime.Result    // scratch for key and timestamp extraction
 	stores  []*taskStore        // per step: the keyed store of a stateful or aggregate step, else nil
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
+	joins   []*taskJoin         // per step: a join step's join, else nil
 
 	// The shadow of one of the stage's steps, if any (shadow.go).
 	shadowAt      int // its step, or -1
@@ -108,6 +110,7 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	t.times = make([]*runtime.Instance, steps)
 	t.stores = make([]*taskStore, steps)
 	t.windows = make([]*taskWindows, steps)
+	t.joins = make([]*taskJoin, steps)
 	t.gen = n.gen.Load() // before reading the current versions: a swap after this is seen at the first batch
 	for i := t.stage.From; i < t.stage.To; i++ {
 		if err := t.initStep(ctx, i); err != nil {
@@ -139,6 +142,9 @@ func (t *task) initStep(ctx context.Context, i int) error {
 			return err
 		}
 		t.insts[i], t.fns[i] = inst, lf
+	}
+	if step.Kind == StepJoin {
+		return t.initJoin(ctx, i)
 	}
 	if !step.stateful() {
 		return nil
@@ -224,9 +230,22 @@ func (t *task) stop(drain bool) {
 func (t *task) process(ctx context.Context, b *batch) error {
 	n := t.n
 	t.refresh(ctx)
+	// A join step's other input enters at that step: a table's records
+	// update it, the other stream's records join as its right side.
+	first, side := t.stage.From, join.Left
+	if s, ok := t.stage.Sides[b.records[0].Topic]; ok {
+		if n.p.Steps[s].Table != "" {
+			if err := t.updateTable(b, s); err != nil {
+				return err
+			}
+			t.settle(b)
+			return nil
+		}
+		first, side = s, join.Right
+	}
 	var in []abi.Record
 	var src []int32 // src[i] is the index in b.records of the record current record i descends from
-	if t.stage.From > 0 {
+	if t.stage.From > 0 && side == join.Left {
 		var err error
 		if in, src, t.from, t.marks, err = t.readRepartitioned(b); err != nil {
 			return err
@@ -242,8 +261,15 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	cur := in
 	var shadowIn []abi.Record // the input of the shadowed step, if any
 	var shadowSrc []int32
-	for s := t.stage.From; s < t.stage.To; s++ {
+	for s := first; s < t.stage.To; s++ {
 		switch n.p.Steps[s].Kind {
+		case StepJoin:
+			var err error
+			if cur, src, err = t.joinStep(ctx, b, s, side, cur, src); err != nil {
+				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
+			}
+			side = join.Left
+			continue
 		case StepAggregate:
 			var err error
 			if s == t.timeStep {

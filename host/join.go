@@ -1,0 +1,373 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/join"
+	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/state"
+	"github.com/eddy-streams/eddy/windowing"
+)
+
+// A join step in a task. A stream-table join looks stream records up in its
+// table: a co-partitioned table's store, fed by the table topic's partition
+// of the task (the topic is its own changelog: the store is restored from
+// it and its checkpoint is the offset reached), or a global table shared by
+// the node. A stream-stream join buffers both sides in the step's store
+// (with a changelog, like any state) and pairs them within the join window.
+// Each pair goes through the step's function (eddy_join), or without one
+// becomes {"left": <left value>, "right": <right value>}.
+type taskJoin struct {
+	table *join.TableJoin
+	win   *join.WindowJoin
+	out   join.Output
+	// origin[i] is the index in the batch of the record that produced
+	// out.Pairs[i].
+	origin []int32
+}
+
+// storeTable is a join.Table on a state store.
+type storeTable struct{ st *state.Store }
+
+func (s storeTable) Get(key []byte) ([]byte, bool, error) { return s.st.Get(key) }
+func (s storeTable) Put(key, value []byte) error          { return s.st.Put(key, value) }
+func (s storeTable) Delete(key []byte) error              { return s.st.Delete(key) }
+
+// storeBuffer is a join.Buffer on a state store: each entry under
+// join.AppendBufferKey, its value a matched flag byte and the encoded
+// record.
+type storeBuffer struct{ st *state.Store }
+
+func (b storeBuffer) Put(side join.Side, key []byte, t int64, seq uint64, rec []byte, matched bool) error {
+	v := make([]byte, 1, 1+len(rec))
+	if matched {
+		v[0] = 1
+	}
+	return b.st.Put(join.AppendBufferKey(nil, side, key, t, seq), append(v, rec...))
+}
+
+type bufferEntry struct {
+	t       int64
+	seq     uint64
+	rec     []byte
+	matched bool
+}
+
+func (b storeBuffer) Scan(side join.Side, key []byte, from, to int64, fn func(t int64, seq uint64, rec []byte, matched bool) error) error {
+	prefix := join.AppendBufferKey(nil, side, key, 0, 0)
+	prefix = prefix[:len(prefix)-16] // side, length and key: the entries of this key
+	var es []bufferEntry
+	err := b.st.Scan(prefix, func(k, v []byte) error {
+		_, _, t, seq, err := join.ParseBufferKey(k)
+		if err != nil {
+			return err
+		}
+		if t >= from && t <= to && len(v) > 0 {
+			es = append(es, bufferEntry{t, seq, bytes.Clone(v[1:]), v[0] == 1})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// fn may change the buffer (SetMatched): call it after the scan.
+	for _, e := range es {
+		if err := fn(e.t, e.seq, e.rec, e.matched); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b storeBuffer) SetMatched(side join.Side, key []byte, t int64, seq uint64) error {
+	k := join.AppendBufferKey(nil, side, key, t, seq)
+	v, ok, err := b.st.Get(k)
+	if err != nil || !ok || len(v) == 0 {
+		return err
+	}
+	v[0] = 1
+	return b.st.Put(k, v)
+}
+
+func (b storeBuffer) Delete(side join.Side, key []byte, t int64, seq uint64) error {
+	return b.st.Delete(join.AppendBufferKey(nil, side, key, t, seq))
+}
+
+func (b storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint64) error) error {
+	type entry struct {
+		side join.Side
+		key  []byte
+		t    int64
+		seq  uint64
+	}
+	var es []entry
+	err := b.st.Scan(nil, func(k, _ []byte) error {
+		if bytes.Equal(k, watermarkKey) {
+			return nil
+		}
+		side, key, t, seq, err := join.ParseBufferKey(k)
+		if err != nil {
+			return err
+		}
+		es = append(es, entry{side, bytes.Clone(key), t, seq})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := fn(e.side, e.key, e.t, e.seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func joinType(t JoinType) join.Type {
+	switch t {
+	case JoinLeft:
+		return join.LeftJoin
+	case JoinOuter:
+		return join.OuterJoin
+	}
+	return join.InnerJoin
+}
+
+// initJoin sets up join step i of the task: its table's store (restored
+// from the table topic) or its buffer (restored from its changelog).
+func (t *task) initJoin(ctx context.Context, i int) error {
+	n := t.n
+	step := n.p.Steps[i]
+	tj := &taskJoin{}
+	if step.Table != "" {
+		tab := n.p.table(step.Table)
+		var table join.Table
+		if tab.Global {
+			table = n.globals[tab.Name]
+		} else {
+			ts := &taskStore{st: n.db.Store(n.p.Name, tableStore(tab.Name), t.part), topic: tab.Topic, source: true}
+			ts.st.Abort()
+			if err := n.restore(ctx, ts, t.part); err != nil {
+				return fmt.Errorf("restore table %s from %s: %w", tab.Name, tab.Topic, err)
+			}
+			t.stores[i] = ts
+			table = storeTable{ts.st}
+		}
+		var err error
+		if tj.table, err = join.NewTableJoin(joinType(step.Type), table); err != nil {
+			return err
+		}
+		t.joins[i] = tj
+		return nil
+	}
+	ts := &taskStore{st: n.db.Store(n.p.Name, step.Name, t.part), topic: ChangelogTopic(n.p.Name, step.Name)}
+	ts.st.Abort()
+	if err := n.restore(ctx, ts, t.part); err != nil {
+		return fmt.Errorf("restore %s: %w", ts.topic, err)
+	}
+	t.stores[i] = ts
+	w := step.Window
+	var err error
+	tj.win, err = join.NewWindowJoin(join.Config{Type: joinType(step.Type), Before: w.Before, After: w.After, Grace: w.Grace,
+		Disorder: w.Disorder, IdleTimeout: w.IdleTimeout}, storeBuffer{ts.st})
+	if err != nil {
+		return err
+	}
+	var inputs []int32
+	for k, in := range t.stage.Inputs {
+		if s, side := t.stage.Sides[in]; !side || s == i {
+			inputs = append(inputs, int32(k))
+		}
+	}
+	tj.win.Assign(inputs...)
+	wm := int64(math.MinInt64)
+	if v, ok, err := ts.st.Get(watermarkKey); err != nil {
+		return err
+	} else if ok && len(v) == 8 {
+		wm = int64(binary.BigEndian.Uint64(v))
+	}
+	if err := tj.win.Restore(wm); err != nil {
+		return err
+	}
+	t.joins[i] = tj
+	return nil
+}
+
+// inputOf is the index of a topic among the stage's inputs: a join's input
+// id.
+func (t *task) inputOf(topic string) int32 {
+	for k, in := range t.stage.Inputs {
+		if in == topic {
+			return int32(k)
+		}
+	}
+	return 0
+}
+
+// updateTable applies a batch of the table topic of join step s.
+func (t *task) updateTable(b *batch, s int) error {
+	tj := t.joins[s]
+	for _, r := range b.records {
+		a := toABI(r)
+		if err := tj.table.Update(&a); err != nil {
+			return fmt.Errorf("table %s: %w", t.n.p.Steps[s].Table, err)
+		}
+	}
+	t.stores[s].next = b.last.Offset + 1
+	return nil
+}
+
+// joinStep runs join step s over cur, records of the given side, and
+// returns the joined records.
+func (t *task) joinStep(ctx context.Context, b *batch, s int, side join.Side, cur []abi.Record, src []int32) ([]abi.Record, []int32, error) {
+	n := t.n
+	tj := t.joins[s]
+	tj.out.Reset()
+	tj.origin = tj.origin[:0]
+	input := t.inputOf(b.records[0].Topic)
+	for j := range cur {
+		lates := len(tj.out.Late)
+		var err error
+		if tj.table != nil {
+			err = tj.table.Lookup(&cur[j], &tj.out)
+		} else {
+			err = tj.win.Process(side, input, &cur[j], &tj.out)
+		}
+		if errors.Is(err, windowing.ErrNoTimestamp) {
+			t.deadLetter(ctx, b, b.records[src[j]], s, &runtime.Error{Function: n.p.Steps[s].Name, Kind: abi.KindTimestamp,
+				Cause: runtime.CauseGuest, Code: abi.CodeBadInput, Index: j, Group: -1, Reason: err.Error()})
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for len(tj.origin) < len(tj.out.Pairs) {
+			tj.origin = append(tj.origin, src[j])
+		}
+		for _, l := range tj.out.Late[lates:] {
+			t.joinLate(ctx, b, b.records[src[j]], l)
+		}
+	}
+	if tj.win != nil {
+		if err := tj.win.Advance(&tj.out); err != nil {
+			return nil, nil, err
+		}
+		// Unmatched records whose window closed are charged to the batch
+		// that moved the watermark.
+		for len(tj.origin) < len(tj.out.Pairs) {
+			tj.origin = append(tj.origin, int32(len(b.records)-1))
+		}
+	}
+	return t.joined(ctx, b, s, tj)
+}
+
+// joined turns a join's pairs into records: through the step's function, or
+// nesting both values.
+func (t *task) joined(ctx context.Context, b *batch, s int, tj *taskJoin) ([]abi.Record, []int32, error) {
+	pairs := tj.out.Pairs
+	next := make([]abi.Record, 0, len(pairs))
+	nsrc := make([]int32, 0, len(pairs))
+	inst := t.insts[s]
+	if inst == nil {
+		for i, p := range pairs {
+			next = append(next, abi.Record{Key: p.Key, Value: nest(p.Left, p.Right), Timestamp: p.Time})
+			nsrc = append(nsrc, tj.origin[i])
+		}
+		return next, nsrc, nil
+	}
+	keys := make([][]byte, len(pairs))
+	lefts := make([][]byte, len(pairs))
+	rights := make([][]byte, len(pairs))
+	for i, p := range pairs {
+		keys[i] = p.Key
+		if p.Left != nil {
+			lefts[i] = p.Left.Value
+		}
+		if p.Right != nil {
+			rights[i] = p.Right.Value
+		}
+	}
+	res, err := inst.Join(ctx, keys, lefts, rights, t.results[:0])
+	t.results = res
+	if err != nil {
+		return nil, nil, fmt.Errorf("step %s: %w", t.n.p.Steps[s].Name, err)
+	}
+	for i, p := range pairs {
+		if e := res[i].Err; e != nil {
+			t.deadLetter(ctx, b, b.records[tj.origin[i]], s, e)
+			continue
+		}
+		if res[i].Bytes == nil {
+			continue // the joiner emitted nothing
+		}
+		next = append(next, abi.Record{Key: p.Key, Value: res[i].Bytes, Timestamp: p.Time})
+		nsrc = append(nsrc, tj.origin[i])
+	}
+	return next, nsrc, nil
+}
+
+// nest is the default join output: {"left": L, "right": R}, each side its
+// JSON value, a string if it is other text, base64 in "left_b64" if it is
+// not UTF-8, null when missing.
+func nest(l, r *abi.Record) []byte {
+	b := []byte(`{`)
+	side := func(name string, rec *abi.Record) {
+		switch {
+		case rec == nil || rec.Value == nil:
+			b = append(b, `"`+name+`":null`...)
+		case json.Valid(rec.Value):
+			b = append(append(b, `"`+name+`":`...), bytes.TrimSpace(rec.Value)...)
+		case utf8.Valid(rec.Value):
+			s, _ := json.Marshal(string(rec.Value))
+			b = append(append(b, `"`+name+`":`...), s...)
+		default:
+			s, _ := json.Marshal(rec.Value) // base64
+			b = append(append(b, `"`+name+`_b64":`...), s...)
+		}
+	}
+	side("left", l)
+	b = append(b, ',')
+	side("right", r)
+	return append(b, '}')
+}
+
+// joinLate sends a record later than its join window's grace to the late
+// topic.
+func (t *task) joinLate(ctx context.Context, b *batch, orig *kgo.Record, l join.Late) {
+	n := t.n
+	n.stats.late.Add(1)
+	r := &kgo.Record{Topic: n.p.Late.Topic, Key: orig.Key, Value: orig.Value, Timestamp: orig.Timestamp,
+		Headers: append(append([]kgo.RecordHeader(nil), orig.Headers...),
+			kgo.RecordHeader{Key: "eddy.join.side", Value: []byte(l.Side.String())},
+			kgo.RecordHeader{Key: "eddy.watermark", Value: strconv.AppendInt(nil, l.Watermark, 10)},
+			kgo.RecordHeader{Key: "eddy.event.time", Value: strconv.AppendInt(nil, l.Time, 10)},
+			kgo.RecordHeader{Key: HeaderSourceTopic, Value: []byte(orig.Topic)},
+			kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(orig.Partition)))},
+			kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(orig.Offset, 10))},
+		)}
+	t.produce(ctx, b, r)
+}
+
+// saveJoinWatermarks records each windowed join's watermark in its store.
+func (t *task) saveJoinWatermarks() error {
+	for s, tj := range t.joins {
+		if tj == nil || tj.win == nil {
+			continue
+		}
+		if err := t.stores[s].st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(tj.win.Watermark()))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
