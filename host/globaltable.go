@@ -1,15 +1,19 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/host/admin"
 )
 
 // globalTable is a table replicated to every task of a node: the node reads
@@ -157,4 +161,28 @@ func (n *Node) closeGlobals() {
 	for _, g := range n.globals {
 		g.close()
 	}
+}
+
+// query answers a state query from the table (every node holds all of it).
+func (g *globalTable) query(q admin.StateQuery) []admin.StateEntry {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []admin.StateEntry
+	for k, v := range g.m {
+		key := []byte(k)
+		switch {
+		case q.Key != nil && !bytes.Equal(key, q.Key):
+			continue
+		case q.Key == nil && q.Prefix != nil && !bytes.HasPrefix(key, q.Prefix):
+			continue
+		case q.Key == nil && q.Prefix == nil && (q.From != nil && bytes.Compare(key, q.From) < 0 || len(q.To) > 0 && bytes.Compare(key, q.To) >= 0):
+			continue
+		}
+		out = append(out, admin.StateEntry{Key: key, Value: bytes.Clone(v), Partition: -1})
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Key, out[j].Key) < 0 })
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out
 }

@@ -48,8 +48,10 @@ commit_interval: 50ms
 			n := newStatefulNode(t, brokers, p, "one", t.TempDir())
 			startAdmin(t, n.node)
 			n.start(t)
-			if !global {
-				// The table arrives through the group: wait until it is in.
+			// A global table is loaded before the node joins the group; a
+			// co-partitioned one arrives through it: wait until it is in.
+			// Either way the table is queryable.
+			{
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				for {

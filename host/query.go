@@ -36,6 +36,8 @@ type queryStore struct {
 	step  int    // the step that owns it, or the join step of a table
 	stage int
 	agg   bool // an aggregate step's windows: values are accumulators
+	// global is a global table: every node holds all of it, in memory.
+	global *globalTable
 }
 
 func (n *Node) findStore(name string) (queryStore, error) {
@@ -46,7 +48,7 @@ func (n *Node) findStore(name string) (queryStore, error) {
 	}
 	for i, s := range n.p.Steps {
 		if s.Kind == StepJoin && s.Table == name {
-			return queryStore{name: tableStore(name), step: i, stage: n.stageOfStep(i)}, nil
+			return queryStore{name: tableStore(name), step: i, stage: n.stageOfStep(i), global: n.globals[name]}, nil
 		}
 	}
 	var names []string
@@ -100,6 +102,10 @@ func (a nodeAdmin) State(ctx context.Context, q admin.StateQuery) (admin.StateRe
 		q.Limit = admin.DefaultStateLimit
 	}
 	res := admin.StateResult{Node: n.adminURL}
+	if qs.global != nil {
+		res.Entries = qs.global.query(q)
+		return res, nil
+	}
 	if q.Key != nil {
 		p := keyPartition(q.Key, n.parts)
 		if !n.owns(qs.stage, p) {
