@@ -27,7 +27,9 @@ func (t *task) newTaskWindows(_ context.Context, s int, ts *taskStore) (*taskWin
 	if err != nil {
 		return nil, err
 	}
-	t.byInputs(agg)
+	if err := t.byInputs(agg); err != nil {
+		return nil, err
+	}
 	return &taskWindows{agg: agg}, nil
 }
 

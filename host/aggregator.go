@@ -70,6 +70,9 @@ type aggregator struct {
 	// progress, when set, reports the batch's upstream progress to the
 	// windower before it advances (after a repartition).
 	progress func(w *windowing.Windower, out *windowing.Output) error
+	// inputTimes saves each input's event time beside the watermark (a
+	// windower with several inputs).
+	inputTimes bool
 	name     string // the function's, for errors
 }
 
@@ -187,7 +190,13 @@ func (a *aggregator) watermark() int64 { return a.w.Watermark() }
 // saveWatermark records the watermark in the store, so that it reaches the
 // changelog with the transaction.
 func (a *aggregator) saveWatermark() error {
-	return a.store.st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(a.w.Watermark())))
+	if err := a.store.st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(a.w.Watermark()))); err != nil {
+		return err
+	}
+	if a.inputTimes {
+		return saveInputTimes(a.store.st, a.w.InputTimes())
+	}
+	return nil
 }
 
 // windowStore keeps a task's window accumulators in its state store and

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"unicode/utf8"
 
@@ -46,51 +47,76 @@ func (s storeTable) Delete(key []byte) error              { return s.st.Delete(k
 
 // storeBuffer is a join.Buffer on a state store: each entry under
 // join.AppendBufferKey, its value a matched flag byte and the encoded
-// record.
-type storeBuffer struct{ st *state.Store }
+// record. An in-memory index of the entries of each (side, key), in (t,
+// seq) order, spares a store scan per lookup; Walk (the join's Restore)
+// builds it from the store.
+type storeBuffer struct {
+	st    *state.Store
+	index map[string][]bufRef // side byte + key → entries in (t, seq) order
+}
 
-func (b storeBuffer) Put(side join.Side, key []byte, t int64, seq uint64, rec []byte, matched bool) error {
+type bufRef struct {
+	t   int64
+	seq uint64
+}
+
+func newStoreBuffer(st *state.Store) *storeBuffer {
+	return &storeBuffer{st: st, index: map[string][]bufRef{}}
+}
+
+func indexKey(side join.Side, key []byte) string { return string(append([]byte{byte(side)}, key...)) }
+
+func (r bufRef) less(o bufRef) bool { return r.t < o.t || r.t == o.t && r.seq < o.seq }
+
+func (b *storeBuffer) Put(side join.Side, key []byte, t int64, seq uint64, rec []byte, matched bool) error {
 	v := make([]byte, 1, 1+len(rec))
 	if matched {
 		v[0] = 1
 	}
-	return b.st.Put(join.AppendBufferKey(nil, side, key, t, seq), append(v, rec...))
+	if err := b.st.Put(join.AppendBufferKey(nil, side, key, t, seq), append(v, rec...)); err != nil {
+		return err
+	}
+	b.add(indexKey(side, key), bufRef{t, seq})
+	return nil
 }
 
-type bufferEntry struct {
-	t       int64
-	seq     uint64
-	rec     []byte
-	matched bool
+func (b *storeBuffer) add(k string, r bufRef) {
+	refs := b.index[k]
+	i := sort.Search(len(refs), func(i int) bool { return !refs[i].less(r) })
+	if i < len(refs) && refs[i] == r {
+		return
+	}
+	refs = append(refs, bufRef{})
+	copy(refs[i+1:], refs[i:])
+	refs[i] = r
+	b.index[k] = refs
 }
 
-func (b storeBuffer) Scan(side join.Side, key []byte, from, to int64, fn func(t int64, seq uint64, rec []byte, matched bool) error) error {
-	prefix := join.AppendBufferKey(nil, side, key, 0, 0)
-	prefix = prefix[:len(prefix)-16] // side, length and key: the entries of this key
-	var es []bufferEntry
-	err := b.st.Scan(prefix, func(k, v []byte) error {
-		_, _, t, seq, err := join.ParseBufferKey(k)
+func (b *storeBuffer) Scan(side join.Side, key []byte, from, to int64, fn func(t int64, seq uint64, rec []byte, matched bool) error) error {
+	refs := b.index[indexKey(side, key)]
+	i := sort.Search(len(refs), func(i int) bool { return refs[i].t >= from })
+	// fn may change the buffer (SetMatched, not Put or Delete): iterate a
+	// copy of the range.
+	var sel []bufRef
+	for ; i < len(refs) && refs[i].t <= to; i++ {
+		sel = append(sel, refs[i])
+	}
+	for _, r := range sel {
+		v, ok, err := b.st.Get(join.AppendBufferKey(nil, side, key, r.t, r.seq))
 		if err != nil {
 			return err
 		}
-		if t >= from && t <= to && len(v) > 0 {
-			es = append(es, bufferEntry{t, seq, bytes.Clone(v[1:]), v[0] == 1})
+		if !ok || len(v) == 0 {
+			return fmt.Errorf("%w: buffer entry %s %q %d/%d indexed but not stored", join.ErrCorrupt, side, key, r.t, r.seq)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	// fn may change the buffer (SetMatched): call it after the scan.
-	for _, e := range es {
-		if err := fn(e.t, e.seq, e.rec, e.matched); err != nil {
+		if err := fn(r.t, r.seq, v[1:], v[0] == 1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (b storeBuffer) SetMatched(side join.Side, key []byte, t int64, seq uint64) error {
+func (b *storeBuffer) SetMatched(side join.Side, key []byte, t int64, seq uint64) error {
 	k := join.AppendBufferKey(nil, side, key, t, seq)
 	v, ok, err := b.st.Get(k)
 	if err != nil || !ok || len(v) == 0 {
@@ -100,11 +126,26 @@ func (b storeBuffer) SetMatched(side join.Side, key []byte, t int64, seq uint64)
 	return b.st.Put(k, v)
 }
 
-func (b storeBuffer) Delete(side join.Side, key []byte, t int64, seq uint64) error {
-	return b.st.Delete(join.AppendBufferKey(nil, side, key, t, seq))
+func (b *storeBuffer) Delete(side join.Side, key []byte, t int64, seq uint64) error {
+	if err := b.st.Delete(join.AppendBufferKey(nil, side, key, t, seq)); err != nil {
+		return err
+	}
+	k := indexKey(side, key)
+	refs := b.index[k]
+	r := bufRef{t, seq}
+	i := sort.Search(len(refs), func(i int) bool { return !refs[i].less(r) })
+	if i < len(refs) && refs[i] == r {
+		refs = append(refs[:i], refs[i+1:]...)
+	}
+	if len(refs) == 0 {
+		delete(b.index, k)
+	} else {
+		b.index[k] = refs
+	}
+	return nil
 }
 
-func (b storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint64) error) error {
+func (b *storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint64) error) error {
 	type entry struct {
 		side join.Side
 		key  []byte
@@ -113,7 +154,7 @@ func (b storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint6
 	}
 	var es []entry
 	err := b.st.Scan(nil, func(k, _ []byte) error {
-		if bytes.Equal(k, watermarkKey) {
+		if k[0] == watermarkKey[0] { // the watermark and input times
 			return nil
 		}
 		side, key, t, seq, err := join.ParseBufferKey(k)
@@ -126,7 +167,9 @@ func (b storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint6
 	if err != nil {
 		return err
 	}
+	clear(b.index)
 	for _, e := range es {
+		b.add(indexKey(e.side, e.key), bufRef{e.t, e.seq})
 		if err := fn(e.side, e.key, e.t, e.seq); err != nil {
 			return err
 		}
@@ -180,7 +223,7 @@ func (t *task) initJoin(ctx context.Context, i int) error {
 	w := step.Window
 	var err error
 	tj.win, err = join.NewWindowJoin(join.Config{Type: joinType(step.Type), Before: w.Before, After: w.After, Grace: w.Grace,
-		Disorder: w.Disorder, IdleTimeout: w.IdleTimeout}, storeBuffer{ts.st})
+		Disorder: w.Disorder, IdleTimeout: w.IdleTimeout}, newStoreBuffer(ts.st))
 	if err != nil {
 		return err
 	}
@@ -200,6 +243,12 @@ func (t *task) initJoin(ctx context.Context, i int) error {
 	if err := tj.win.Restore(wm); err != nil {
 		return err
 	}
+	// Expiry already went as far as the saved watermark: giving the
+	// inputs their times back emits nothing.
+	if err := restoreInputTimes(ts.st, func(in int32, at int64) error { return tj.win.Progress(in, at, &tj.out) }); err != nil {
+		return err
+	}
+	tj.out.Reset()
 	t.joins[i] = tj
 	return nil
 }
@@ -359,13 +408,64 @@ func (t *task) joinLate(ctx context.Context, b *batch, orig *kgo.Record, l join.
 	t.produce(ctx, b, r)
 }
 
-// saveJoinWatermarks records each windowed join's watermark in its store.
+// saveJoinWatermarks records each windowed join's watermark and input
+// times in its store.
 func (t *task) saveJoinWatermarks() error {
 	for s, tj := range t.joins {
 		if tj == nil || tj.win == nil {
 			continue
 		}
-		if err := t.stores[s].st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(tj.win.Watermark()))); err != nil {
+		st := t.stores[s].st
+		if err := st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(tj.win.Watermark()))); err != nil {
+			return err
+		}
+		if err := saveInputTimes(st, tj.win.InputTimes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Input times live beside the watermark: "w" + the input id (4 bytes) →
+// the largest event time seen on that input (8 bytes). A task with several
+// inputs (a join's two sides, the upstream partitions of a repartition)
+// gives them back after a restart: the saved watermark alone would leave an
+// input that receives nothing more holding the watermark back.
+func inputTimeKey(in int32) []byte { return binary.BigEndian.AppendUint32(bytes.Clone(watermarkKey), uint32(in)) }
+
+func saveInputTimes(st *state.Store, times map[int32]int64) error {
+	for in, at := range times {
+		k := inputTimeKey(in)
+		v := binary.BigEndian.AppendUint64(nil, uint64(at))
+		if old, ok, err := st.Get(k); err != nil {
+			return err
+		} else if ok && bytes.Equal(old, v) {
+			continue
+		}
+		if err := st.Put(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func restoreInputTimes(st *state.Store, give func(in int32, at int64) error) error {
+	type it struct {
+		in int32
+		at int64
+	}
+	var its []it
+	err := st.Scan(watermarkKey, func(k, v []byte) error {
+		if len(k) == len(watermarkKey)+4 && len(v) == 8 {
+			its = append(its, it{int32(binary.BigEndian.Uint32(k[len(watermarkKey):])), int64(binary.BigEndian.Uint64(v))})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, x := range its {
+		if err := give(x.in, x.at); err != nil {
 			return err
 		}
 	}

@@ -724,7 +724,51 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 	} else {
 		n.stats.aborts.Add(1)
 		n.log.Info("transaction aborted; records will be processed again")
+		if n.stateful() && ctx.Err() == nil {
+			return n.rebuildTasks(ctx)
+		}
 	}
+	return nil
+}
+
+// rebuildTasks replaces every task with a new one restored from the
+// committed state. After an aborted transaction the stores drop their
+// pending changes, but what tasks keep in memory beside them (window and
+// join indexes, watermarks, caches) may still reflect the aborted records,
+// which the session is about to deliver again.
+func (n *Node) rebuildTasks(ctx context.Context) error {
+	n.mu.Lock()
+	old := map[taskKey]*task{}
+	for k, t := range n.mu.groups {
+		old[k] = t
+	}
+	n.mu.Unlock()
+	for _, t := range old {
+		t.stop(false)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for k, t := range old {
+		// Held batches are fetched again (the session rewinds to the
+		// committed offsets): resume their partitions.
+		for _, b := range t.held {
+			n.cl.ResumeFetchPartitions(map[string][]int32{b.records[0].Topic: {k.part}})
+		}
+		if n.mu.groups[k] != t {
+			continue // revoked meanwhile
+		}
+		nt, err := n.newTask(n.runCtx, k)
+		if err != nil {
+			return fmt.Errorf("rebuilding task %d/%d after an abort: %w", k.stage, k.part, err)
+		}
+		n.mu.groups[k] = nt
+		for _, in := range nt.stage.Inputs {
+			if n.mu.tasks[in][k.part] == t {
+				n.mu.tasks[in][k.part] = nt
+			}
+		}
+	}
+	n.log.Info("tasks rebuilt from the committed state", "tasks", len(old))
 	return nil
 }
 

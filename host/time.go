@@ -102,13 +102,18 @@ func (t *task) windowConfig(s int) (windowing.Config, error) {
 
 // byInputs makes an aggregator of a stage that reads a repartition topic
 // keep a watermark per upstream input.
-func (t *task) byInputs(a *aggregator) {
+func (t *task) byInputs(a *aggregator) error {
 	if !t.byUpstream {
-		return
+		return nil
 	}
 	a.w.Assign(t.inputs...)
 	a.inputOf = func(j int) int32 { return t.from[t.batchSrc[j]] }
 	a.progress = t.applyProgress
+	a.inputTimes = true
+	// Give the inputs their saved times back: expiry and firing already
+	// went as far as the saved watermark, so this emits nothing.
+	var out windowing.Output
+	return restoreInputTimes(a.store.st, func(in int32, at int64) error { return a.w.Progress(in, at, &out) })
 }
 
 // input is the windows' input of record j of the batch.

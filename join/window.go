@@ -214,6 +214,12 @@ func (j *WindowJoin) Revoke(input int32) { j.wms.Revoke(input) }
 // record, math.MaxInt64 after Flush).
 func (j *WindowJoin) Watermark() int64 { return max(j.wms.Current(), j.floor) }
 
+// InputTimes returns the largest event time seen on each input (see
+// windowing.Watermarks.Times). After a restart, give them back with
+// Progress, so that an input that receives nothing more does not hold the
+// watermark back.
+func (j *WindowJoin) InputTimes() map[int32]int64 { return j.wms.Times() }
+
 // Stats returns the counters.
 func (j *WindowJoin) Stats() Stats {
 	s := j.stats

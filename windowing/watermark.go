@@ -135,6 +135,20 @@ func (w *Watermarks) Tick() int64 {
 // Current returns the task watermark.
 func (w *Watermarks) Current() int64 { return w.current }
 
+// Times returns the largest event time seen on each partition that has
+// seen one. A task that restarts gives them back with Observe, so that a
+// partition that receives nothing more after the restart does not hold the
+// watermark back where it was.
+func (w *Watermarks) Times() map[int32]int64 {
+	m := map[int32]int64{}
+	for _, p := range w.parts {
+		if p.maxTime != NoWatermark {
+			m[p.id] = p.maxTime
+		}
+	}
+	return m
+}
+
 // Partition returns the watermark of partition id and whether it is idle.
 func (w *Watermarks) Partition(id int32) (wm int64, idle bool) {
 	i := w.find(id)

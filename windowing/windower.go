@@ -357,6 +357,10 @@ func (w *Windower) Progress(partition int32, t int64, out *Output) error {
 	return nil
 }
 
+// InputTimes returns the largest event time seen on each partition (see
+// Watermarks.Times); give them back after a restart with Progress.
+func (w *Windower) InputTimes() map[int32]int64 { return w.wms.Times() }
+
 // ProcessBatch calls Process for each record of a batch from one partition.
 func (w *Windower) ProcessBatch(partition int32, recs []abi.Record, out *Output) error {
 	for i := range recs {
