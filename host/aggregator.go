@@ -73,7 +73,7 @@ type aggregator struct {
 	// inputTimes saves each input's event time beside the watermark (a
 	// windower with several inputs).
 	inputTimes bool
-	name     string // the function's, for errors
+	name       string // the function's, for errors
 }
 
 // aggOutput is what one batch of an aggregator produced. Reuse it across

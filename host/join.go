@@ -431,7 +431,9 @@ func (t *task) saveJoinWatermarks() error {
 // inputs (a join's two sides, the upstream partitions of a repartition)
 // gives them back after a restart: the saved watermark alone would leave an
 // input that receives nothing more holding the watermark back.
-func inputTimeKey(in int32) []byte { return binary.BigEndian.AppendUint32(bytes.Clone(watermarkKey), uint32(in)) }
+func inputTimeKey(in int32) []byte {
+	return binary.BigEndian.AppendUint32(bytes.Clone(watermarkKey), uint32(in))
+}
 
 func saveInputTimes(st *state.Store, times map[int32]int64) error {
 	for in, at := range times {
