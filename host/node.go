@@ -99,6 +99,7 @@ type Node struct {
 	stopGlobals             context.CancelFunc
 	globalsDone             sync.WaitGroup
 	pauses                  swapPauses
+	retired                 chan retiredInst // instances replaced at swaps, closed by closeRetired
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
@@ -159,6 +160,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.mu.tasks = map[string]map[int32]*task{}
 	n.mu.groups = map[taskKey]*task{}
 	n.regReady = make(chan struct{})
+	n.retired = make(chan retiredInst, 64)
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
@@ -284,7 +286,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		// A resumed partition joins the next fetch only after the one in
 		// flight returns, which waits up to FetchMaxWait when there is no
 		// new data: keep it short so pausing costs little.
-		kgo.FetchMaxWait(200 * time.Millisecond),
+		kgo.FetchMaxWait(50 * time.Millisecond),
 		kgo.AllowAutoTopicCreation(),
 		kgo.OnPartitionsAssigned(n.assigned),
 		kgo.OnPartitionsRevoked(n.revoked),
@@ -342,6 +344,15 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	defer n.closeGlobals()
+	closerDone := make(chan struct{})
+	go func() {
+		defer close(closerDone)
+		n.closeRetired(context.WithoutCancel(ctx))
+	}()
+	defer func() {
+		close(n.retired)
+		<-closerDone
+	}()
 	n.reg.onEvent = n.onRegistryEvent
 	close(n.regReady)
 	rctx, stopRegistry := context.WithCancel(ctx)

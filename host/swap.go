@@ -76,6 +76,28 @@ func (n *Node) release(ctx context.Context, lf *liveFn, inst *runtime.Instance) 
 	}
 }
 
+// retire releases a replaced instance off the task's path: the node's
+// closer goroutine closes it (inline when the closer is busy or gone).
+func (n *Node) retire(ctx context.Context, lf *liveFn, inst *runtime.Instance) {
+	select {
+	case n.retired <- retiredInst{lf, inst}:
+	default:
+		n.release(ctx, lf, inst)
+	}
+}
+
+type retiredInst struct {
+	lf   *liveFn
+	inst *runtime.Instance
+}
+
+// closeRetired releases retired instances until the channel is closed.
+func (n *Node) closeRetired(ctx context.Context) {
+	for r := range n.retired {
+		n.release(ctx, r.lf, r.inst)
+	}
+}
+
 // stepIndex returns the index of the named step, or -1.
 func (n *Node) stepIndex(name string) int {
 	for i, s := range n.p.Steps {
@@ -144,14 +166,81 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 			"version", ev.Version, "error", err)
 		return
 	}
+	// Instances first, then staging: the swap never waits for them.
+	lf := newLiveFn(fn, ev.Version)
+	n.prepare(s, lf)
 	n.fnMu.Lock()
 	if old := n.staged[s]; old != nil {
 		old.fn.Close(context.WithoutCancel(n.runCtx))
 	}
-	n.staged[s] = newLiveFn(fn, ev.Version)
+	n.staged[s] = lf
 	n.fnMu.Unlock()
 	n.log.Info("new version staged", "step", ev.Step, "version", ev.Version, "action", ev.Action,
 		"digest", registry.Short(ev.Digest))
+}
+
+// prepare creates an instance of a staged version for every task that runs
+// step s, ahead of the swap, so that a task's pause at the swap does not
+// include instantiating the module.
+func (n *Node) prepare(s int, lf *liveFn) {
+	n.mu.Lock()
+	var ts []*task
+	for _, t := range n.mu.groups {
+		if t.stage.contains(s) {
+			ts = append(ts, t)
+		}
+	}
+	n.mu.Unlock()
+	for _, t := range ts {
+		inst, err := n.newInstance(n.runCtx, lf)
+		if err != nil {
+			return // the task instantiates it itself at the swap, and reports
+		}
+		t.prepMu.Lock()
+		old := t.prepared[s]
+		if t.prepared == nil {
+			t.prepared = map[int]preparedInst{}
+		}
+		t.prepared[s] = preparedInst{lf, inst}
+		t.prepMu.Unlock()
+		if old.inst != nil {
+			n.release(n.runCtx, old.lf, old.inst)
+		}
+	}
+}
+
+// preparedInst is an instance created ahead of a swap.
+type preparedInst struct {
+	lf   *liveFn
+	inst *runtime.Instance
+}
+
+// takePrepared returns the task's prepared instance of lf for step s, if
+// any; a prepared instance of another version is released.
+func (t *task) takePrepared(ctx context.Context, s int, lf *liveFn) *runtime.Instance {
+	t.prepMu.Lock()
+	p, ok := t.prepared[s]
+	delete(t.prepared, s)
+	t.prepMu.Unlock()
+	if !ok {
+		return nil
+	}
+	if p.lf != lf {
+		t.n.release(ctx, p.lf, p.inst)
+		return nil
+	}
+	return p.inst
+}
+
+// releasePrepared releases the instances prepared for a task that stops.
+func (t *task) releasePrepared(ctx context.Context) {
+	t.prepMu.Lock()
+	ps := t.prepared
+	t.prepared = nil
+	t.prepMu.Unlock()
+	for _, p := range ps {
+		t.n.release(ctx, p.lf, p.inst)
+	}
 }
 
 // applySwaps makes staged versions current. Tasks switch to them before
@@ -202,11 +291,14 @@ func (t *task) refresh(ctx context.Context) {
 		if lf == nil || lf == t.fns[s] {
 			continue
 		}
-		inst, err := n.newInstance(ctx, lf)
-		if err != nil {
-			n.log.Error("new version: cannot instantiate; keeping the current one", "step", n.p.Steps[s].Name,
-				"version", lf.version, "error", err)
-			continue
+		inst := t.takePrepared(ctx, s, lf)
+		if inst == nil {
+			var err error
+			if inst, err = n.newInstance(ctx, lf); err != nil {
+				n.log.Error("new version: cannot instantiate; keeping the current one", "step", n.p.Steps[s].Name,
+					"version", lf.version, "error", err)
+				continue
+			}
 		}
 		if n.p.Steps[s].State {
 			inst.SetState(t.stores[s].st)
@@ -214,7 +306,7 @@ func (t *task) refresh(ctx context.Context) {
 		if tw := t.windows[s]; tw != nil {
 			tw.agg.setFunc(inst)
 		}
-		n.release(ctx, t.fns[s], t.insts[s])
+		n.retire(ctx, t.fns[s], t.insts[s])
 		t.insts[s], t.fns[s] = inst, lf
 	}
 	t.setHeaders()

@@ -46,6 +46,11 @@ type task struct {
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
 	joins   []*taskJoin         // per step: a join step's join, else nil
 
+	// prepared are instances of staged versions, created ahead of a swap
+	// by the registry's goroutine (swap.go); guarded by prepMu.
+	prepMu   sync.Mutex
+	prepared map[int]preparedInst
+
 	// The shadow of one of the stage's steps, if any (shadow.go).
 	shadowAt      int // its step, or -1
 	shadowFn      *liveFn
@@ -182,6 +187,7 @@ func (t *task) closeInstances(ctx context.Context) {
 	if t.shadowInst != nil {
 		t.n.release(ctx, t.shadowFn, t.shadowInst)
 	}
+	t.releasePrepared(ctx)
 }
 
 // run processes batches until in is closed or quit.
