@@ -39,9 +39,9 @@ func TestCrashJoinExactlyOnce(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	var orders, payments []ev
-	const total = 40000
+	const total = 120000
 	for i := 0; i < total; i++ {
-		o := ev{fmt.Sprintf("o%d", i%10000), base + int64(i)*10, fmt.Sprintf(`{"order":%d}`, i)}
+		o := ev{fmt.Sprintf("o%d", i%30000), base + int64(i)*10, fmt.Sprintf(`{"order":%d}`, i)}
 		orders = append(orders, o)
 		if i%3 != 0 {
 			payments = append(payments, ev{o.key, o.t - 1500 + rng.Int64N(4500), fmt.Sprintf(`{"pay":%d}`, i)})
@@ -131,7 +131,7 @@ batch_size: 100
 			dir = t.TempDir() // a fresh node: the buffers come from the changelog
 		}
 		node := start(dir)
-		time.Sleep(time.Duration(700+rng2.IntN(1000)) * time.Millisecond)
+		time.Sleep(time.Duration(500+rng2.IntN(700)) * time.Millisecond)
 		node.Process.Signal(syscall.SIGKILL)
 		node.Wait()
 		t.Logf("SIGKILL %d: %d committed join results so far", kill+1, count())
@@ -177,5 +177,118 @@ batch_size: 100
 	if wrong > 0 {
 		late, _ := host.Consume(context.Background(), brokers, "late", host.ConsumeOptions{Idle: time.Second}, func(abi.Record, host.Meta) error { return nil })
 		t.Fatalf("%d of %d results wrong; %d late records", wrong, len(want), late)
+	}
+}
+
+// TestCrashTableJoinExactlyOnce enriches orders from a co-partitioned users
+// table under exactly_once while the node is killed with SIGKILL several
+// times (once restarting on an empty data directory, whose table store then
+// comes from the table's topic). Every order must come out exactly once,
+// with its user.
+func TestCrashTableJoinExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: runs processes; skipped with -short")
+	}
+	bin := buildEddy(t)
+	brokers := brokerProc(t, bin, "orders", "users", "out", "dlq", "late")
+	const users, orders = 2000, 300000
+	i := 0
+	if _, err := host.Produce(context.Background(), brokers, "users", func() (abi.Record, error) {
+		if i >= users {
+			return abi.Record{}, io.EOF
+		}
+		i++
+		return abi.Record{Key: []byte(fmt.Sprintf("u%d", i-1)), Value: []byte(fmt.Sprintf(`{"name":"user %d"}`, i-1))}, nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(`name: tcrash
+source: {topics: [orders]}
+tables: [{name: users, topic: users}]
+steps:
+  - {name: enrich, kind: join, table: users, type: left}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: exactly_once
+commit_interval: 100ms
+batch_size: 100
+`), 0o644)
+	cache, data := t.TempDir(), t.TempDir()
+	start := func(dataDir string) *exec.Cmd {
+		cmd := exec.Command(bin, "--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", brokers[0],
+			"--node-id", "t", "--static-membership", "--data-dir", dataDir, "--admin-addr", "off")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	// The first node loads the table before any order exists.
+	node := start(data)
+	time.Sleep(3 * time.Second)
+	node.Process.Signal(syscall.SIGKILL)
+	node.Wait()
+	i = 0
+	if _, err := host.Produce(context.Background(), brokers, "orders", func() (abi.Record, error) {
+		if i >= orders {
+			return abi.Record{}, io.EOF
+		}
+		i++
+		return abi.Record{Key: []byte(fmt.Sprintf("u%d", (i-1)%users)), Value: []byte(fmt.Sprintf(`{"order":%d}`, i-1))}, nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		n, _ := host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: 300 * time.Millisecond}, func(abi.Record, host.Meta) error { return nil })
+		return n
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for kill := 0; kill < 4; kill++ {
+		dir := data
+		if kill == 2 {
+			dir = t.TempDir() // a fresh node: the table comes from its topic
+		}
+		node := start(dir)
+		time.Sleep(time.Duration(500+rng.IntN(700)) * time.Millisecond)
+		node.Process.Signal(syscall.SIGKILL)
+		node.Wait()
+		t.Logf("SIGKILL %d: %d committed orders so far", kill+1, count())
+	}
+	node = start(data)
+	deadline := time.Now().Add(2 * time.Minute)
+	for count() < orders && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+	}
+	node.Process.Signal(syscall.SIGTERM)
+	if err := node.Wait(); err != nil {
+		t.Errorf("the last node did not stop cleanly: %v", err)
+	}
+	seen := map[string]int{}
+	bad := 0
+	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
+		var v struct{ Left, Right json.RawMessage }
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return err
+		}
+		seen[string(v.Left)]++
+		var u int
+		fmt.Sscanf(string(r.Key), "u%d", &u)
+		if string(v.Right) != fmt.Sprintf(`{"name":"user %d"}`, u) {
+			bad++
+			if bad <= 3 {
+				t.Errorf("order %s of %s: right side %s", v.Left, r.Key, v.Right)
+			}
+		}
+		return nil
+	})
+	dups := 0
+	for _, c := range seen {
+		if c > 1 {
+			dups++
+		}
+	}
+	if len(seen) != orders || dups > 0 || bad > 0 {
+		t.Fatalf("%d distinct orders of %d, %d more than once, %d without their user", len(seen), orders, dups, bad)
 	}
 }
