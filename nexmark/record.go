@@ -1,0 +1,37 @@
+package nexmark
+
+import (
+	"strconv"
+
+	"github.com/eddy-streams/eddy/abi"
+)
+
+// Key returns the event's partitioning key: the auction ID for bids and
+// auctions, the person ID for persons. Bids and auctions of one auction
+// therefore share a key (and a partition).
+func (e Event) Key() int64 {
+	switch {
+	case e.Person != nil:
+		return e.Person.ID
+	case e.Auction != nil:
+		return e.Auction.ID
+	case e.Bid != nil:
+		return e.Bid.Auction
+	}
+	return 0
+}
+
+// AppendKey appends [Event.Key] in decimal, the record key, to dst.
+func AppendKey(dst []byte, ev Event) []byte { return strconv.AppendInt(dst, ev.Key(), 10) }
+
+// Record returns ev as a Kafka record: the key from [AppendKey], the value
+// from [AppendJSON] and the event time as timestamp, with no headers. The
+// key and value are newly allocated; to reuse buffers, build the record
+// from AppendKey and AppendJSON.
+func Record(ev Event) abi.Record {
+	return abi.Record{
+		Key:       AppendKey(nil, ev),
+		Value:     AppendJSON(nil, ev),
+		Timestamp: ev.Time,
+	}
+}
