@@ -92,8 +92,11 @@ func (g *Generator) Split(parts int) []*Generator {
 }
 
 // At returns event number n (in or out of the generator's range) without
-// moving the generator.
+// moving the generator. It panics if n is negative.
 func (g *Generator) At(n int64) Event {
+	if n < 0 {
+		panic("nexmark: negative event number")
+	}
 	num := g.adjusted(n)
 	t := g.sched.timestamp(num)
 	id := g.cfg.FirstEventID + num

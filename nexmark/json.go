@@ -138,8 +138,9 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // Decode parses one event as written by [AppendJSON]: a JSON object whose
-// keys say its kind ("bidder" makes a bid, "itemName" or "seller" an
-// auction, "emailAddress" or "name" a person). Keys may come in any order;
+// keys say its kind (a "bidder" key makes a bid; otherwise "itemName" or
+// "seller" an auction; otherwise "emailAddress" or "name" a person; other
+// objects are errors). Keys may come in any order;
 // missing fields are zero, unknown keys are skipped, and the last of
 // duplicate keys wins. Numbers must be integers that fit in an int64.
 // The event's Time is the payload's dateTime and its Number is 0.
