@@ -30,9 +30,11 @@ test-sdk:
 	cd sdk/assemblyscript && npm test
 
 fuzz:
-	@for t in $$($(GO) test ./abi/ -list 'Fuzz.*' | grep ^Fuzz); do \
-		echo "fuzz $$t for $(FUZZTIME)"; \
-		$(GO) test ./abi/ -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) >/dev/null || exit 1; \
+	@for p in ./abi/ ./nexmark/; do \
+		for t in $$($(GO) test $$p -list 'Fuzz.*' | grep ^Fuzz); do \
+			echo "fuzz $$p $$t for $(FUZZTIME)"; \
+			out=$$($(GO) test $$p -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
+		done; \
 	done
 
 # Rebuild the prebuilt guest modules in testdata/ from guests/.
