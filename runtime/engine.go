@@ -19,8 +19,9 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 )
 
-// Engine compiles guest modules into Functions. It owns the on-disk
-// compilation cache shared by every function it loads.
+// Engine compiles guest modules into Functions (Load), and wraps functions
+// written in Go as Functions of the same shape (LoadNative). It owns the
+// on-disk compilation cache shared by every module it loads.
 //
 // An Engine is safe for concurrent use. Close it after closing its Functions.
 type Engine struct {

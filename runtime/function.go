@@ -11,9 +11,9 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 )
 
-// Function is a compiled, validated guest module and a bounded pool of its
-// instances. Each instance is used by one goroutine at a time; the pool keeps
-// idle ones for reuse.
+// Function is a compiled, validated guest module (Engine.Load), or a Native
+// (Engine.LoadNative), and a bounded pool of its instances. Each instance is
+// used by one goroutine at a time; the pool keeps idle ones for reuse.
 //
 // A Function is safe for concurrent use. Close it when done: it closes its
 // pooled instances and the wazero runtime that owns them.
@@ -31,9 +31,13 @@ type Function struct {
 
 	countersMu sync.Mutex
 	counters   map[string]int64
+
+	newNative func() Native // non-nil for a native function (LoadNative)
 }
 
-// Info describes a loaded function.
+// Info describes a loaded function. For a native function (LoadNative),
+// Digest is NativeDigestPrefix + its name, Exports are the ABI exports of its
+// kinds, and Size, Imports and the memory figures are zero.
 type Info struct {
 	Name        string
 	Digest      string // sha256 of the module bytes, hex
@@ -47,10 +51,15 @@ type Info struct {
 	MemoryLimit int      // bytes the host allows per instance
 }
 
+// IsNative reports whether f runs a Native (LoadNative) rather than a guest
+// module.
+func (f *Function) IsNative() bool { return f.newNative != nil }
+
 // Name returns the function's name.
 func (f *Function) Name() string { return f.name }
 
-// Digest returns the sha256 of the module, hex encoded.
+// Digest returns the sha256 of the module, hex encoded, or for a native
+// function NativeDigestPrefix + its manifest name.
 func (f *Function) Digest() string { return f.digest }
 
 // Manifest returns the module's manifest.
@@ -61,6 +70,14 @@ func (f *Function) Info() Info {
 	info := Info{
 		Name: f.name, Digest: f.digest, Size: f.size, ABIVersion: f.manifest.ABI,
 		Manifest: f.manifest, Imports: f.imports, MemoryLimit: f.cfg.memoryLimit / pageSize * pageSize,
+	}
+	if f.IsNative() {
+		info.MemoryLimit = 0
+		for _, k := range f.manifest.Kinds {
+			info.Exports = append(info.Exports, k.Exports()...)
+		}
+		sort.Strings(info.Exports)
+		return info
 	}
 	for name := range f.compiled.ExportedFunctions() {
 		info.Exports = append(info.Exports, name)
@@ -122,6 +139,9 @@ func (f *Function) Close(ctx context.Context) error {
 		case i := <-f.pool:
 			i.Close(ctx)
 		default:
+			if f.rt == nil {
+				return nil // a native function
+			}
 			return f.rt.Close(ctx)
 		}
 	}

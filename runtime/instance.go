@@ -38,10 +38,22 @@ type Instance struct {
 
 	lastCode   abi.Code // set by the error host call during a call
 	lastReason string
+
+	// A native instance (LoadNative) has no module: it runs nat.
+	nat     *Native
+	emit    func(abi.Record) // emitNative, bound once
+	out     *Output          // during Process: where emit appends
+	from    int32            // during Process: the input record's index
+	scratch []byte           // answers of the current call, before they are copied out
+	spans   []span           // where each answer lies in scratch
+	acc     [2][]byte        // AggAdd: the current accumulator and a work copy
 }
 
 // NewInstance instantiates the function. Most callers use Acquire/Release.
 func (f *Function) NewInstance(ctx context.Context) (*Instance, error) {
+	if f.IsNative() {
+		return f.newNativeInstance()
+	}
 	i := &Instance{fn: f}
 	if err := i.instantiate(ctx); err != nil {
 		return nil, err
@@ -53,11 +65,12 @@ func (f *Function) NewInstance(ctx context.Context) (*Instance, error) {
 // detaches it (the calls then return "unavailable").
 func (i *Instance) SetState(s State) { i.state = s }
 
-// Rebuilds returns how many times the instance was rebuilt after a failure.
+// Rebuilds returns how many times the instance was rebuilt after a failure
+// (always 0 for a native function, which has nothing to rebuild).
 func (i *Instance) Rebuilds() int { return i.rebuilds }
 
 // MemorySize returns the current size of the instance's linear memory in
-// bytes, or 0 while it awaits a rebuild.
+// bytes, or 0 while it awaits a rebuild (and always for a native function).
 func (i *Instance) MemorySize() uint32 {
 	if i.mod == nil {
 		return 0

@@ -9,7 +9,8 @@ import (
 
 // Output collects the results of Instance.Process. Reuse one across calls:
 // Reset keeps its buffers. Byte slices in Records point into Output's own
-// copy of the guest's answers and stay valid until Reset.
+// copy of the guest's answers (or of the records a native emitted) and stay
+// valid until Reset.
 type Output struct {
 	abi.ProcessOutput          // Records and From; its Errors are moved to Failed
 	Failed            []*Error // failed input records, in input order
@@ -32,6 +33,9 @@ func (o *Output) Reset() {
 func (i *Instance) Process(ctx context.Context, in []abi.Record, out *Output) error {
 	if err := i.checkKind(abi.KindProcess); err != nil {
 		return err
+	}
+	if i.nat != nil {
+		return i.processNative(ctx, in, out)
 	}
 	try := func(lo, hi int) error {
 		nr, nf, ne, na := len(out.Records), len(out.From), len(out.Errors), len(out.arena)
@@ -75,7 +79,8 @@ func (i *Instance) processOnce(ctx context.Context, in []abi.Record, base int, o
 }
 
 // Result is the answer for one item of a join, key, timestamp, merge or
-// aggregate-result call. Err is non-nil when the item failed.
+// aggregate-result call. Err is non-nil when the item failed. Bytes is a
+// copy made for the caller, who may keep it.
 type Result struct {
 	Bytes []byte // the body when it is bytes (nil: none)
 	Int   int64  // the body when it is an int (timestamps)
@@ -123,6 +128,12 @@ func (i *Instance) values(ctx context.Context, kind abi.Kind, export string, n i
 // Join combines left and right values by key (eddy_join). Results are appended
 // to out, one per item; a nil Bytes means the joiner emitted nothing.
 func (i *Instance) Join(ctx context.Context, keys, left, right [][]byte, out []Result) ([]Result, error) {
+	if n := i.nat; n != nil {
+		return i.valuesNative(ctx, abi.KindJoin, len(keys), abi.BodyBytes, func(j int) ([]byte, int64, error) {
+			b, err := n.Join(keys[j], left[j], right[j])
+			return b, 0, err
+		}, out)
+	}
 	return i.values(ctx, abi.KindJoin, abi.ExportJoin, len(keys), abi.BodyBytes, func(dst []byte, lo, hi int) []byte {
 		return abi.AppendTriples(dst, hi-lo, func(j int) ([]byte, []byte, []byte) { return keys[lo+j], left[lo+j], right[lo+j] })
 	}, out)
@@ -130,6 +141,12 @@ func (i *Instance) Join(ctx context.Context, keys, left, right [][]byte, out []R
 
 // Key extracts a new key per record (eddy_key).
 func (i *Instance) Key(ctx context.Context, in []abi.Record, out []Result) ([]Result, error) {
+	if n := i.nat; n != nil {
+		return i.valuesNative(ctx, abi.KindKey, len(in), abi.BodyBytes, func(j int) ([]byte, int64, error) {
+			b, err := n.Key(&in[j])
+			return b, 0, err
+		}, out)
+	}
 	return i.values(ctx, abi.KindKey, abi.ExportKey, len(in), abi.BodyBytes, func(dst []byte, lo, hi int) []byte {
 		return abi.AppendRecords(dst, in[lo:hi])
 	}, out)
@@ -137,6 +154,12 @@ func (i *Instance) Key(ctx context.Context, in []abi.Record, out []Result) ([]Re
 
 // Timestamp extracts an event time (ms) per record (eddy_timestamp).
 func (i *Instance) Timestamp(ctx context.Context, in []abi.Record, out []Result) ([]Result, error) {
+	if n := i.nat; n != nil {
+		return i.valuesNative(ctx, abi.KindTimestamp, len(in), abi.BodyInt, func(j int) ([]byte, int64, error) {
+			ts, err := n.Timestamp(&in[j])
+			return nil, ts, err
+		}, out)
+	}
 	return i.values(ctx, abi.KindTimestamp, abi.ExportTimestamp, len(in), abi.BodyInt, func(dst []byte, lo, hi int) []byte {
 		return abi.AppendRecords(dst, in[lo:hi])
 	}, out)
@@ -144,6 +167,12 @@ func (i *Instance) Timestamp(ctx context.Context, in []abi.Record, out []Result)
 
 // AggMerge merges pairs of accumulators of the same key (eddy_agg_merge).
 func (i *Instance) AggMerge(ctx context.Context, keys, a, b [][]byte, out []Result) ([]Result, error) {
+	if n := i.nat; n != nil {
+		return i.valuesNative(ctx, abi.KindAggregate, len(keys), abi.BodyNonNil, func(j int) ([]byte, int64, error) {
+			m, err := n.AggMerge(keys[j], a[j], b[j])
+			return m, 0, err
+		}, out)
+	}
 	return i.values(ctx, abi.KindAggregate, abi.ExportAggMerge, len(keys), abi.BodyNonNil, func(dst []byte, lo, hi int) []byte {
 		return abi.AppendTriples(dst, hi-lo, func(j int) ([]byte, []byte, []byte) { return keys[lo+j], a[lo+j], b[lo+j] })
 	}, out)
@@ -152,6 +181,12 @@ func (i *Instance) AggMerge(ctx context.Context, keys, a, b [][]byte, out []Resu
 // AggResult turns accumulators into output values (eddy_agg_result); a nil
 // Bytes means emit nothing.
 func (i *Instance) AggResult(ctx context.Context, keys, accs [][]byte, out []Result) ([]Result, error) {
+	if n := i.nat; n != nil {
+		return i.valuesNative(ctx, abi.KindAggregate, len(keys), abi.BodyBytes, func(j int) ([]byte, int64, error) {
+			r, err := n.AggResult(keys[j], accs[j])
+			return r, 0, err
+		}, out)
+	}
 	return i.values(ctx, abi.KindAggregate, abi.ExportAggResult, len(keys), abi.BodyBytes, func(dst []byte, lo, hi int) []byte {
 		return abi.AppendPairs(dst, hi-lo, func(j int) ([]byte, []byte) { return keys[lo+j], accs[lo+j] })
 	}, out)
@@ -162,6 +197,9 @@ func (i *Instance) AggResult(ctx context.Context, keys, accs [][]byte, out []Res
 func (i *Instance) AggInit(ctx context.Context) ([]byte, error) {
 	if err := i.checkKind(abi.KindAggregate); err != nil {
 		return nil, err
+	}
+	if i.nat != nil {
+		return i.aggInitNative(ctx)
 	}
 	if i.aggInit != nil && i.mod != nil {
 		return i.aggInit, nil
@@ -192,6 +230,9 @@ func (i *Instance) AggInit(ctx context.Context) ([]byte, error) {
 func (i *Instance) AggAdd(ctx context.Context, groups []abi.Group, out []abi.Added, failed []*Error) ([]abi.Added, []*Error, error) {
 	if err := i.checkKind(abi.KindAggregate); err != nil {
 		return out, failed, err
+	}
+	if i.nat != nil {
+		return i.aggAddNative(ctx, groups, out, failed)
 	}
 	base := len(out)
 	out = append(out, make([]abi.Added, len(groups))...)
