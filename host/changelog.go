@@ -72,6 +72,9 @@ type taskStore struct {
 // data directory). It reads with read_committed isolation up to the last
 // stable offset.
 func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
+	if n.inProcess {
+		return nil // stores start empty
+	}
 	cp, err := ts.st.Checkpoint()
 	if err != nil {
 		return err

@@ -100,6 +100,10 @@ type Node struct {
 	globalsDone             sync.WaitGroup
 	pauses                  swapPauses
 	retired                 chan retiredInst // instances replaced at swaps, closed by closeRetired
+	// inProcess marks a node run by InProcess: no Kafka, stores start
+	// empty, and sink receives what tasks produce.
+	inProcess bool
+	sink      func(*kgo.Record)
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage

@@ -400,6 +400,10 @@ func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.I
 
 // produce sends r, counting it against b until acknowledged.
 func (t *task) produce(ctx context.Context, b *batch, r *kgo.Record) {
+	if t.n.sink != nil {
+		t.n.sink(r)
+		return
+	}
 	t.mu.Lock()
 	b.pending++
 	t.mu.Unlock()
@@ -422,7 +426,7 @@ func (t *task) settle(b *batch) {
 	for len(t.mu.inflight) > 0 && t.mu.inflight[0].pending == 0 {
 		head := t.mu.inflight[0]
 		t.mu.inflight = t.mu.inflight[1:]
-		if t.n.p.Delivery == AtLeastOnce {
+		if t.n.p.Delivery == AtLeastOnce && !t.n.inProcess {
 			t.n.client().MarkCommitRecords(head.last)
 		}
 	}

@@ -1,0 +1,117 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// TestInProcessRepartitionedWindows runs the repartitioned, windowed
+// pipeline of TestKeyByWindowsWithTimeFunction in process (no Kafka), in
+// batches of random sizes: every window's result must equal the reference,
+// once.
+func TestInProcessRepartitionedWindows(t *testing.T) {
+	prices, _ := filepath.Abs("../testdata/go/pricestats.wasm")
+	wordkey, _ := filepath.Abs("../testdata/go/wordkey.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: bids
+source: {topics: [in]}
+steps:
+  - {name: by-bidder, kind: key_by, field: bidder}
+  - name: prices
+    kind: aggregate
+    function: %s
+    time_function: %s
+    window: {type: tumbling, size: 1s, disorder: 300ms}
+sink: {topic: out}
+delivery: exactly_once
+batch_size: 64
+`, prices, wordkey))
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	ctx := context.Background()
+	ip, err := host.NewInProcess(ctx, p, host.NodeConfig{Engine: eng, DataDir: t.TempDir()}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ip.Close(ctx)
+	type agg struct{ Count, Sum, Max float64 }
+	got := map[string]agg{}
+	dups := 0
+	ip.Out = func(r *kgo.Record, _ time.Time) {
+		if r.Topic != "out" {
+			t.Errorf("a record for %s: %s", r.Topic, r.Value)
+			return
+		}
+		var start string
+		for _, h := range r.Headers {
+			if h.Key == "eddy.window.start" {
+				start = string(h.Value)
+			}
+		}
+		var a agg
+		json.Unmarshal(r.Value, &a)
+		k := string(r.Key) + "@" + start
+		if _, ok := got[k]; ok {
+			dups++
+		}
+		got[k] = a
+	}
+	const base = int64(1700000000000)
+	want := map[string]agg{}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var recs []abi.Record
+	for i := 0; i < 4000; i++ {
+		bidder := fmt.Sprintf("b%d", i%5)
+		ts := base + int64(i)*5 + rng.Int64N(250)
+		price := rng.IntN(1000)
+		recs = append(recs, abi.Record{Key: []byte("r" + strconv.Itoa(i)),
+			Value: []byte(fmt.Sprintf(`{"bidder":%q,"ts":%d,"price":%d}`, bidder, ts, price))})
+		k := fmt.Sprintf("%s@%d", bidder, ts/1000*1000)
+		a := want[k]
+		a.Count++
+		a.Sum += float64(price)
+		a.Max = max(a.Max, float64(price))
+		want[k] = a
+	}
+	for j := 0; j < 40; j++ {
+		recs = append(recs, abi.Record{Key: []byte("close" + strconv.Itoa(j)),
+			Value: []byte(fmt.Sprintf(`{"bidder":"b0","ts":%d,"price":1}`, base+3_600_000))})
+	}
+	for len(recs) > 0 {
+		n := min(len(recs), 1+rng.IntN(300))
+		if err := ip.Send(ctx, "in", recs[:n]); err != nil {
+			t.Fatal(err)
+		}
+		recs = recs[n:]
+		if rng.IntN(4) == 0 {
+			if err := ip.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if dups > 0 || len(got) != len(want) {
+		t.Fatalf("%d windows (%d twice), want %d", len(got), dups, len(want))
+	}
+	for k, a := range want {
+		if got[k] != a {
+			t.Fatalf("window %s: got %+v, want %+v", k, got[k], a)
+		}
+	}
+	if st := ip.Stats(); st.In != 4040 {
+		t.Fatalf("stats: %+v", st)
+	}
+}
