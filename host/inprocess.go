@@ -30,8 +30,9 @@ type InProcess struct {
 	queue   []queued // records for downstream tasks, in order
 	offsets map[string]int64
 	// Out receives every record for the sink, the dead-letter topic or the
-	// late topic, with the time the batch that caused it was sent.
-	Out  func(r *kgo.Record, sent time.Time)
+	// late topic, with the time the Send that caused it began. The record
+	// is the callback's to keep.
+	Out  func(topic string, r abi.Record, sent time.Time)
 	sent time.Time
 }
 
@@ -215,7 +216,7 @@ func (ip *InProcess) route(r *kgo.Record) {
 		return
 	}
 	if ip.Out != nil {
-		ip.Out(r, ip.sent)
+		ip.Out(r.Topic, toABI(r), ip.sent)
 	}
 }
 

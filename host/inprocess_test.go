@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/runtime"
@@ -51,9 +49,9 @@ batch_size: 64
 	type agg struct{ Count, Sum, Max float64 }
 	got := map[string]agg{}
 	dups := 0
-	ip.Out = func(r *kgo.Record, _ time.Time) {
-		if r.Topic != "out" {
-			t.Errorf("a record for %s: %s", r.Topic, r.Value)
+	ip.Out = func(topic string, r abi.Record, _ time.Time) {
+		if topic != "out" {
+			t.Errorf("a record for %s: %s", topic, r.Value)
 			return
 		}
 		var start string

