@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,11 @@ type NodeConfig struct {
 	// when a step has state; an empty directory is restored from the
 	// changelogs.
 	DataDir string
+	// Natives are Go functions that steps may name as "native:NAME"
+	// instead of a .wasm file: they run through the same host paths as
+	// guests, without the Wasm boundary (the baseline of benchmarks). Each
+	// call of a factory makes one instance's function.
+	Natives map[string]func() runtime.Native
 	// RegistryTopic is the function registry's topic. Default
 	// registry.DefaultTopic.
 	RegistryTopic string
@@ -182,7 +188,13 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.shadowCur = make([]*liveFn, len(p.Steps))
 	n.shadowStaged = make([]*liveFn, len(p.Steps))
 	for i, s := range p.Steps {
-		fn, err := load(i, p.FunctionPath(i))
+		var fn *runtime.Function
+		var err error
+		if name, ok := strings.CutPrefix(s.Function, NativePrefix); ok {
+			fn, err = n.loadNative(i, name)
+		} else {
+			fn, err = load(i, p.FunctionPath(i))
+		}
 		if err == nil && fn == nil && s.Kind != StepKeyBy && s.Kind != StepJoin {
 			err = errors.New("no function")
 		}

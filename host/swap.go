@@ -44,6 +44,19 @@ func (n *Node) loadFunction(ctx context.Context, i int, wasm []byte) (*runtime.F
 		runtime.WithLogger(n.log.With("step", p.Steps[i].Name)))
 }
 
+// NativePrefix marks a step function that is a Go function of
+// NodeConfig.Natives rather than a .wasm file.
+const NativePrefix = "native:"
+
+// loadNative loads step i's native function.
+func (n *Node) loadNative(i int, name string) (*runtime.Function, error) {
+	f, ok := n.cfg.Natives[name]
+	if !ok {
+		return nil, fmt.Errorf("no native function %q in this binary", name)
+	}
+	return n.cfg.Engine.LoadNativeFunc(n.p.Steps[i].Name, f, runtime.WithLogger(n.log.With("step", n.p.Steps[i].Name)))
+}
+
 // current returns step s's live function.
 func (n *Node) current(s int) *liveFn {
 	n.fnMu.Lock()
