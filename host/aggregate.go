@@ -50,8 +50,18 @@ func (t *task) aggregate(ctx context.Context, b *batch, s int, cur []abi.Record,
 	for i, l := range out.Late {
 		t.late(ctx, b, b.records[src[out.LateFrom[i]]], l, wm)
 	}
-	results := make([]abi.Record, 0, len(out.Emits))
-	for _, e := range out.Emits {
+	return windowResults(out.Emits, wm), nil
+}
+
+// windowResults turns window emissions into records: timestamp end - 1
+// (the watermark for a global window), eddy.window.* headers. A nil result
+// (the function emitted nothing) makes no record.
+func windowResults(emits []windowing.Emit, wm int64) []abi.Record {
+	results := make([]abi.Record, 0, len(emits))
+	for _, e := range emits {
+		if e.Value == nil {
+			continue
+		}
 		ts := e.Window.End - 1
 		if e.Window == windowing.GlobalWindow {
 			ts = wm
@@ -62,7 +72,7 @@ func (t *task) aggregate(ctx context.Context, b *batch, s int, cur []abi.Record,
 			{Key: "eddy.window.final", Value: strconv.AppendBool(nil, e.Final)},
 		}})
 	}
-	return results, nil
+	return results
 }
 
 // late sends a record later than its window's grace to the late topic.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/state"
+	"github.com/eddy-streams/eddy/windowing"
 )
 
 // InProcess runs a pipeline without Kafka: records go straight into its
@@ -234,6 +235,36 @@ func (ip *InProcess) Commit() error {
 			if err := ts.st.Commit(ts.next); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// Flush ends the input: every window fires (windowing.Windower.Flush) and
+// its results go on through the pipeline, stage by stage. Join windows are
+// not flushed (their unmatched records stay buffered).
+func (ip *InProcess) Flush(ctx context.Context) error {
+	ip.sent = time.Now()
+	for i := range ip.n.stages {
+		for part := int32(0); part < ip.n.parts; part++ {
+			t := ip.tasks[taskKey{stage: i, part: part}]
+			for _, tw := range t.windows {
+				if tw == nil {
+					continue
+				}
+				var out windowing.Output
+				if err := tw.agg.w.Flush(&out); err != nil {
+					return err
+				}
+				for _, r := range windowResults(out.Emits, tw.agg.watermark()) {
+					k := toKafka(t.stage.Output, &r)
+					k.Headers = append(k.Headers, t.headers...)
+					t.produce(ctx, nil, k)
+				}
+			}
+		}
+		if err := ip.drain(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

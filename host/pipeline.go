@@ -699,7 +699,7 @@ func (p *Pipeline) Stages() []Stage {
 		switch {
 		case s.Kind == StepKeyBy:
 			keyed = s.Name
-		case s.stateful() && keyed != "":
+		case p.keyedByPartition(s) && keyed != "":
 			cur.To, cur.Output = i, RepartitionTopic(p.Name, keyed)
 			stages = append(stages, cur)
 			cur = Stage{Inputs: []string{cur.Output}, From: i}
@@ -731,6 +731,17 @@ func (p *Pipeline) Stages() []Stage {
 		}
 	}
 	return stages
+}
+
+// keyedByPartition reports whether a step needs each key's records in one
+// partition: keyed state, windows, a join with another stream or with a
+// table that is not global.
+func (p *Pipeline) keyedByPartition(s Step) bool {
+	if s.Kind == StepJoin && s.Table != "" {
+		t := p.table(s.Table)
+		return t == nil || !t.Global
+	}
+	return s.stateful()
 }
 
 // table returns the named table, or nil.
