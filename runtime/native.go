@@ -45,7 +45,9 @@ import (
 // code is not positive), Reason err.Error() and Err the error itself. A
 // panic is recovered, fails only the record or item it happened on, with
 // Cause CauseTrap and the panic value in Reason, and is logged with its
-// stack through the function's logger; the rest of the batch goes on.
+// stack through the function's logger; the rest of the batch goes on. (A
+// panic in a goroutine the native starts cannot be recovered: it ends the
+// process, as anywhere in Go.)
 //
 // # What does not apply
 //
