@@ -31,9 +31,11 @@ type InProcess struct {
 	queue   []queued // records for downstream tasks, in order
 	offsets map[string]int64
 	// Out receives every record for the sink, the dead-letter topic or the
-	// late topic, with the time the Send that caused it began. The record
-	// is the callback's to keep.
-	Out  func(topic string, r abi.Record, sent time.Time)
+	// late topic, with the time the Send that caused it began. The
+	// record's key and value are the callback's to keep; its headers are
+	// valid only during the call.
+	Out     func(topic string, r abi.Record, sent time.Time)
+	headers []abi.Header
 	sent time.Time
 }
 
@@ -126,8 +128,15 @@ func (ip *InProcess) Send(ctx context.Context, topic string, recs []abi.Record) 
 	}
 	stage := n.stageIndex(topic)
 	byPart := make([][]*kgo.Record, n.parts)
+	// The records are not copied: tasks copy what they keep.
+	krs := make([]kgo.Record, len(recs))
 	for i := range recs {
-		r := toKafka(topic, &recs[i])
+		a := &recs[i]
+		r := &krs[i]
+		r.Topic, r.Key, r.Value, r.Timestamp = topic, a.Key, a.Value, time.UnixMilli(a.Timestamp)
+		for _, h := range a.Headers {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
 		r.Partition = keyPartition(r.Key, n.parts)
 		if r.Key == nil {
 			r.Partition = int32(i) % n.parts
@@ -217,7 +226,13 @@ func (ip *InProcess) route(r *kgo.Record) {
 		return
 	}
 	if ip.Out != nil {
-		ip.Out(r.Topic, toABI(r), ip.sent)
+		a := abi.Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp.UnixMilli()}
+		ip.headers = ip.headers[:0]
+		for _, h := range r.Headers {
+			ip.headers = append(ip.headers, abi.Header{Key: h.Key, Value: h.Value})
+		}
+		a.Headers = ip.headers
+		ip.Out(r.Topic, a, ip.sent)
 	}
 }
 

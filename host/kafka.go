@@ -28,19 +28,33 @@ func toABI(r *kgo.Record) abi.Record {
 
 // toKafka converts an ABI record to a Kafka record for topic, copying bytes
 // (the ABI record may point into buffers that are reused).
-func toKafka(topic string, a *abi.Record) *kgo.Record {
+func toKafka(topic string, a *abi.Record) *kgo.Record { return toKafkaWith(topic, a, nil) }
+
+// toKafkaWith is toKafka with extra headers after the record's own (not
+// copied: they must not change). The key, value and header values share
+// one allocation.
+func toKafkaWith(topic string, a *abi.Record, extra []kgo.RecordHeader) *kgo.Record {
 	r := &kgo.Record{Topic: topic, Timestamp: time.UnixMilli(a.Timestamp)}
-	if a.Key != nil {
-		r.Key = append([]byte{}, a.Key...)
+	size := len(a.Key) + len(a.Value)
+	for _, h := range a.Headers {
+		size += len(h.Value)
 	}
-	if a.Value != nil {
-		r.Value = append([]byte{}, a.Value...)
-	}
-	if len(a.Headers) > 0 {
-		r.Headers = make([]kgo.RecordHeader, len(a.Headers))
-		for i, h := range a.Headers {
-			r.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: append([]byte(nil), h.Value...)}
+	buf := make([]byte, 0, size)
+	take := func(b []byte) []byte {
+		if b == nil {
+			return nil
 		}
+		at := len(buf)
+		buf = append(buf, b...)
+		return buf[at:len(buf):len(buf)]
+	}
+	r.Key, r.Value = take(a.Key), take(a.Value)
+	if n := len(a.Headers) + len(extra); n > 0 {
+		r.Headers = make([]kgo.RecordHeader, len(a.Headers), n)
+		for i, h := range a.Headers {
+			r.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: take(h.Value)}
+		}
+		r.Headers = append(r.Headers, extra...)
 	}
 	return r
 }

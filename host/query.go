@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/host/admin"
 )
@@ -75,12 +74,6 @@ func (n *Node) stageOfStep(s int) int {
 
 // tableStore is the keyspace of a table.
 func tableStore(name string) string { return "table:" + name }
-
-// keyPartition is the partition Kafka's default partitioner (murmur2) gives
-// key among parts.
-func keyPartition(key []byte, parts int32) int32 {
-	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(&kgo.Record{Key: key}, int(parts)))
-}
 
 // State implements admin.Backend.State.
 func (a nodeAdmin) State(ctx context.Context, q admin.StateQuery) (admin.StateResult, error) {

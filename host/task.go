@@ -322,8 +322,7 @@ func (t *task) process(ctx context.Context, b *batch) error {
 		from = []byte(strconv.Itoa(int(t.upstreamID(b.records[0].Topic))))
 	}
 	for i := range cur {
-		r := toKafka(t.stage.Output, &cur[i])
-		r.Headers = append(r.Headers, t.headers...)
+		r := toKafkaWith(t.stage.Output, &cur[i], t.headers)
 		if t.shadowAt >= 0 {
 			r.Headers = appendSource(r.Headers, b.records[src[i]])
 		}
