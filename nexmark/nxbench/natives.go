@@ -1,0 +1,282 @@
+package nxbench
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// Natives are the Nexmark query functions written in Go: the same
+// contracts as the Wasm guests guests/go/nx-* (and the reference
+// passthrough), run through the same host paths, as the baseline of the
+// benchmark. They read nexmark's flat JSON events by scanning the members
+// they need, as the guests do.
+func Natives() map[string]func() runtime.Native {
+	return map[string]func() runtime.Native{
+		"passthrough": func() runtime.Native {
+			return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error { emit(*r); return nil }}
+		},
+		"nx-q1":    newQ1,
+		"nx-q2":    newQ2,
+		"nx-count": newCount,
+		"nx-q3":    newQ3,
+		"nx-q7":    newQ7,
+		"nx-one": func() runtime.Native {
+			all := []byte("all")
+			return runtime.Native{Key: func(*abi.Record) ([]byte, error) { return all, nil }}
+		},
+	}
+}
+
+var errNotBid = errors.New("not a Nexmark bid")
+
+// field returns the raw value of a top-level member of a flat JSON object
+// (strings with their quotes), or nil.
+func field(doc []byte, name string) []byte {
+	start, end := span(doc, name)
+	if start < 0 {
+		return nil
+	}
+	return doc[start:end]
+}
+
+// span returns where field's value is in doc, or -1, -1.
+func span(doc []byte, name string) (int, int) {
+	i := 0
+	for i < len(doc) {
+		q := bytes.IndexByte(doc[i:], '"')
+		if q < 0 {
+			return -1, -1
+		}
+		i += q + 1
+		end := bytes.IndexByte(doc[i:], '"')
+		if end < 0 {
+			return -1, -1
+		}
+		key := doc[i : i+end]
+		i += end + 1
+		for i < len(doc) && (doc[i] == ' ' || doc[i] == ':') {
+			i++
+		}
+		start := i
+		if i < len(doc) && doc[i] == '"' {
+			for i++; i < len(doc) && doc[i] != '"'; i++ {
+				if doc[i] == '\\' {
+					i++
+				}
+			}
+			i++
+		} else {
+			for i < len(doc) && doc[i] != ',' && doc[i] != '}' {
+				i++
+			}
+		}
+		if string(key) == name {
+			return start, min(i, len(doc))
+		}
+		for i < len(doc) && doc[i] != ',' {
+			i++
+		}
+	}
+	return -1, -1
+}
+
+func intField(doc []byte, name string) (int64, bool) {
+	v := field(doc, name)
+	if v == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
+}
+
+// newQ1: a bid with its price in euros (price*89/100).
+func newQ1() runtime.Native {
+	var buf []byte
+	return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error {
+		at, end := span(r.Value, "price")
+		if at < 0 {
+			return runtime.BadInput(errNotBid)
+		}
+		p, err := strconv.ParseInt(string(r.Value[at:end]), 10, 64)
+		if err != nil {
+			return runtime.BadInput(errNotBid)
+		}
+		buf = append(buf[:0], r.Value[:at]...)
+		buf = strconv.AppendInt(buf, p*89/100, 10)
+		buf = append(buf, r.Value[end:]...)
+		out := *r
+		out.Value = buf
+		emit(out)
+		return nil
+	}}
+}
+
+// newQ2: {"auction":A,"price":P} of a bid whose auction % 123 == 0.
+func newQ2() runtime.Native {
+	var buf []byte
+	return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error {
+		a, ok1 := intField(r.Value, "auction")
+		p, ok2 := intField(r.Value, "price")
+		if !ok1 || !ok2 {
+			return runtime.BadInput(errNotBid)
+		}
+		if a%123 != 0 {
+			return nil
+		}
+		buf = append(buf[:0], `{"auction":`...)
+		buf = strconv.AppendInt(buf, a, 10)
+		buf = append(buf, `,"price":`...)
+		buf = strconv.AppendInt(buf, p, 10)
+		buf = append(buf, '}')
+		out := *r
+		out.Value = buf
+		emit(out)
+		return nil
+	}}
+}
+
+// newCount counts records: an 8-byte little-endian accumulator, result
+// {"count":N}.
+func newCount() runtime.Native {
+	return runtime.Native{
+		AggInit: func() []byte { return make([]byte, 8) },
+		AggAdd: func(acc []byte, _ *abi.Record) ([]byte, error) {
+			binary.LittleEndian.PutUint64(acc, binary.LittleEndian.Uint64(acc)+1)
+			return acc, nil
+		},
+		AggMerge: func(_, a, b []byte) ([]byte, error) {
+			return binary.LittleEndian.AppendUint64(nil, binary.LittleEndian.Uint64(a)+binary.LittleEndian.Uint64(b)), nil
+		},
+		AggResult: func(_, acc []byte) ([]byte, error) {
+			return append(strconv.AppendUint(append([]byte(nil), `{"count":`...), binary.LittleEndian.Uint64(acc), 10), '}'), nil
+		},
+	}
+}
+
+// newQ3: a filter keeping auctions of category 10, and a join of an auction
+// with its seller: {"name","city","state","auction"} when the seller lives
+// in OR, ID or CA.
+func newQ3() runtime.Native {
+	return runtime.Native{
+		Process: func(r *abi.Record, emit func(abi.Record)) error {
+			c, ok := intField(r.Value, "category")
+			if !ok {
+				return runtime.BadInput(errors.New("not a Nexmark auction"))
+			}
+			if c == 10 {
+				emit(*r)
+			}
+			return nil
+		},
+		Join: func(_, left, right []byte) ([]byte, error) {
+			if left == nil || right == nil {
+				return nil, nil
+			}
+			st := field(right, "state")
+			if !slices.Contains([]string{`"OR"`, `"ID"`, `"CA"`}, string(st)) {
+				return nil, nil
+			}
+			id := field(left, "id")
+			b := append([]byte(nil), `{"name":`...)
+			b = append(b, field(right, "name")...)
+			b = append(b, `,"city":`...)
+			b = append(b, field(right, "city")...)
+			b = append(b, `,"state":`...)
+			b = append(b, st...)
+			b = append(b, `,"auction":`...)
+			b = append(b, id...)
+			return append(b, '}'), nil
+		},
+	}
+}
+
+// newQ7: per window, the highest price and every bid at it. The
+// accumulator is the price (8 bytes) then 24 bytes per bid: auction,
+// bidder, dateTime. The result is {"price":P,"bids":[{"auction":A,
+// "bidder":B,"dateTime":T},…]}, bids by dateTime, auction, bidder.
+func newQ7() runtime.Native {
+	le := binary.LittleEndian
+	return runtime.Native{
+		AggInit: func() []byte { return le.AppendUint64(nil, 1<<63) }, // below any price
+		AggAdd: func(acc []byte, r *abi.Record) ([]byte, error) {
+			p, ok1 := intField(r.Value, "price")
+			a, ok2 := intField(r.Value, "auction")
+			b, ok3 := intField(r.Value, "bidder")
+			t, ok4 := intField(r.Value, "dateTime")
+			if !ok1 || !ok2 || !ok3 || !ok4 {
+				return nil, runtime.BadInput(errNotBid)
+			}
+			cur := int64(le.Uint64(acc))
+			switch {
+			case p < cur:
+				return acc, nil
+			case p > cur:
+				acc = le.AppendUint64(acc[:0], uint64(p))
+			}
+			acc = le.AppendUint64(acc, uint64(a))
+			acc = le.AppendUint64(acc, uint64(b))
+			return le.AppendUint64(acc, uint64(t)), nil
+		},
+		AggMerge: func(_, a, b []byte) ([]byte, error) {
+			pa, pb := int64(le.Uint64(a)), int64(le.Uint64(b))
+			switch {
+			case pa > pb:
+				return bytes.Clone(a), nil
+			case pb > pa:
+				return bytes.Clone(b), nil
+			}
+			return append(bytes.Clone(a), b[8:]...), nil
+		},
+		AggResult: func(_, acc []byte) ([]byte, error) {
+			type bid struct{ a, b, t int64 }
+			var bids []bid
+			for i := 8; i+24 <= len(acc); i += 24 {
+				bids = append(bids, bid{int64(le.Uint64(acc[i:])), int64(le.Uint64(acc[i+8:])), int64(le.Uint64(acc[i+16:]))})
+			}
+			if len(bids) == 0 {
+				return nil, nil
+			}
+			slices.SortFunc(bids, func(x, y bid) int {
+				switch {
+				case x.t != y.t:
+					return cmpInt(x.t, y.t)
+				case x.a != y.a:
+					return cmpInt(x.a, y.a)
+				}
+				return cmpInt(x.b, y.b)
+			})
+			out := append([]byte(nil), `{"price":`...)
+			out = strconv.AppendInt(out, int64(le.Uint64(acc)), 10)
+			out = append(out, `,"bids":[`...)
+			for i, x := range bids {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, `{"auction":`...)
+				out = strconv.AppendInt(out, x.a, 10)
+				out = append(out, `,"bidder":`...)
+				out = strconv.AppendInt(out, x.b, 10)
+				out = append(out, `,"dateTime":`...)
+				out = strconv.AppendInt(out, x.t, 10)
+				out = append(out, '}')
+			}
+			return append(out, "]}"...), nil
+		},
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,267 @@
+// Package nxbench runs the Nexmark queries as Eddy pipelines — Wasm guests
+// (guests/*/nx-*) or the same logic as native Go functions — in process or
+// through Kafka, measures them, and checks their output against the nexmark
+// package's reference results. `eddy bench nexmark` is its command line.
+package nxbench
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/nexmark"
+)
+
+// Topics of the events, one per kind.
+const (
+	TopicPersons  = "persons"
+	TopicAuctions = "auctions"
+	TopicBids     = "bids"
+)
+
+// Query is a Nexmark query as an Eddy pipeline.
+type Query struct {
+	Name string
+	// Steps and Tables are the pipeline's steps and tables in YAML; fn
+	// names a function ("nx-q1") and returns what the pipeline file should
+	// say for it (a .wasm path or native:NAME).
+	Steps  func(fn func(string) string) string
+	Tables string
+	// Sources are the topics the pipeline reads.
+	Sources []string
+	// Check compares the pipeline's output with the reference computed from
+	// the events.
+	Check func(events []nexmark.Event, out []abi.Record) error
+	// Note says how the pipeline differs from the reference's definition,
+	// if it does.
+	Note string
+}
+
+// Queries are the implemented queries, by name.
+var Queries = map[string]Query{
+	"q0": {Name: "q0", Sources: []string{TopicPersons, TopicAuctions, TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf("  - {name: pass, kind: map, function: %s}\n", fn("passthrough"))
+		},
+		Check: func(evs []nexmark.Event, out []abi.Record) error { return sameCount(len(nexmark.Q0(evs)), len(out)) }},
+	"q1": {Name: "q1", Sources: []string{TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf("  - {name: euros, kind: map, function: %s}\n", fn("nx-q1"))
+		},
+		Check: func(evs []nexmark.Event, out []abi.Record) error {
+			return compare(nexmark.Q1(evs), out, func(r abi.Record) (nexmark.Bid, error) {
+				ev, err := nexmark.Decode(r.Value)
+				if err != nil || ev.Bid == nil {
+					return nexmark.Bid{}, fmt.Errorf("not a bid: %s", r.Value)
+				}
+				return *ev.Bid, nil
+			}, nexmark.Bid.Compare)
+		}},
+	"q2": {Name: "q2", Sources: []string{TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf("  - {name: select, kind: filter, function: %s}\n", fn("nx-q2"))
+		},
+		Check: func(evs []nexmark.Event, out []abi.Record) error {
+			return compare(nexmark.Q2(evs), out, func(r abi.Record) (res nexmark.Q2Result, err error) {
+				return res, json.Unmarshal(r.Value, &res)
+			}, nexmark.Q2Result.Compare)
+		}},
+	"q3": {Name: "q3", Sources: []string{TopicAuctions}, Tables: "  - {name: persons, topic: persons, global: true}\n",
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf(`  - {name: category, kind: filter, function: %s}
+  - {name: by-seller, kind: key_by, field: seller}
+  - {name: local, kind: join, table: persons, function: %s}
+`, fn("nx-q3"), fn("nx-q3"))
+		},
+		Check: func(evs []nexmark.Event, out []abi.Record) error {
+			return compare(nexmark.Q3(evs), out, func(r abi.Record) (res nexmark.Q3Result, err error) {
+				return res, json.Unmarshal(r.Value, &res)
+			}, nexmark.Q3Result.Compare)
+		},
+		Note: "persons are a global table, sent before the auctions of the same chunk of events"},
+	"q5": {Name: "q5", Sources: []string{TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf(`  - {name: by-auction, kind: key_by, field: auction}
+  - name: counts
+    kind: aggregate
+    function: %s
+    window: {type: hopping, size: 10s, advance: 2s}
+`, fn("nx-count"))
+		},
+		Check: checkQ5,
+		Note:  "the pipeline counts bids per auction and window; the hot items (the auctions with the most bids of each window) are picked from its output by the benchmark"},
+	"q7": {Name: "q7", Sources: []string{TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf(`  - {name: all, kind: key_by, function: %s}
+  - name: highest
+    kind: aggregate
+    function: %s
+    window: {type: tumbling, size: 10s}
+`, fn("nx-one"), fn("nx-q7"))
+		},
+		Check: checkQ7},
+	"q11": {Name: "q11", Sources: []string{TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf(`  - {name: by-bidder, kind: key_by, field: bidder}
+  - name: sessions
+    kind: aggregate
+    function: %s
+    window: {type: session, gap: 10s}
+`, fn("nx-count"))
+		},
+		Check: func(evs []nexmark.Event, out []abi.Record) error { return checkCounts(nexmark.Q11(evs), out) }},
+	"q12": {Name: "q12", Sources: []string{TopicBids},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf(`  - {name: by-bidder, kind: key_by, field: bidder}
+  - name: counts
+    kind: aggregate
+    function: %s
+    window: {type: tumbling, size: 10s}
+`, fn("nx-count"))
+		},
+		Check: func(evs []nexmark.Event, out []abi.Record) error { return checkCounts(nexmark.Q12(evs), out) }},
+}
+
+// Names returns the implemented queries in order.
+func Names() []string {
+	var ns []string
+	for n := range Queries {
+		ns = append(ns, n)
+	}
+	slices.SortFunc(ns, func(a, b string) int {
+		x, _ := strconv.Atoi(a[1:])
+		y, _ := strconv.Atoi(b[1:])
+		return cmp.Compare(x, y)
+	})
+	return ns
+}
+
+func sameCount(want, got int) error {
+	if want != got {
+		return fmt.Errorf("%d records, want %d", got, want)
+	}
+	return nil
+}
+
+// compare decodes the output, sorts it and compares it with want.
+func compare[T any](want []T, out []abi.Record, decode func(abi.Record) (T, error), cmpf func(T, T) int) error {
+	got := make([]T, 0, len(out))
+	for _, r := range out {
+		v, err := decode(r)
+		if err != nil {
+			return fmt.Errorf("output %s: %w", r.Value, err)
+		}
+		got = append(got, v)
+	}
+	slices.SortFunc(got, cmpf)
+	slices.SortFunc(want, cmpf)
+	for i := 0; i < min(len(got), len(want)); i++ {
+		if cmpf(got[i], want[i]) != 0 {
+			return fmt.Errorf("result %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	return sameCount(len(want), len(got))
+}
+
+// window returns a window result's [start, end).
+func window(r abi.Record) (start, end int64, err error) {
+	for _, h := range r.Headers {
+		switch h.Key {
+		case "eddy.window.start":
+			start, err = strconv.ParseInt(string(h.Value), 10, 64)
+		case "eddy.window.end":
+			end, err = strconv.ParseInt(string(h.Value), 10, 64)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if end == 0 {
+		return 0, 0, fmt.Errorf("no window headers on %s", r.Value)
+	}
+	return start, end, nil
+}
+
+func checkCounts(want []nexmark.BidderCount, out []abi.Record) error {
+	return compare(want, out, func(r abi.Record) (nexmark.BidderCount, error) {
+		var c struct{ Count int64 }
+		start, end, err := window(r)
+		if err == nil {
+			err = json.Unmarshal(r.Value, &c)
+		}
+		bidder, _ := strconv.ParseInt(string(r.Key), 10, 64)
+		return nexmark.BidderCount{Bidder: bidder, Start: start, End: end, Count: c.Count}, err
+	}, nexmark.BidderCount.Compare)
+}
+
+// HotItems picks, from q5's counts per auction and window, the auctions
+// with the most bids of each window.
+func HotItems(out []abi.Record) ([]nexmark.Q5Result, error) {
+	best := map[[2]int64][]nexmark.Q5Result{}
+	for _, r := range out {
+		start, end, err := window(r)
+		if err != nil {
+			return nil, err
+		}
+		var c struct{ Count int64 }
+		if err := json.Unmarshal(r.Value, &c); err != nil {
+			return nil, err
+		}
+		a, _ := strconv.ParseInt(string(r.Key), 10, 64)
+		w := [2]int64{start, end}
+		res := nexmark.Q5Result{Start: start, End: end, Auction: a, Count: c.Count}
+		switch cur := best[w]; {
+		case len(cur) == 0 || c.Count > cur[0].Count:
+			best[w] = []nexmark.Q5Result{res}
+		case c.Count == cur[0].Count:
+			best[w] = append(cur, res)
+		}
+	}
+	var hot []nexmark.Q5Result
+	for _, rs := range best {
+		hot = append(hot, rs...)
+	}
+	return hot, nil
+}
+
+func checkQ5(evs []nexmark.Event, out []abi.Record) error {
+	hot, err := HotItems(out)
+	if err != nil {
+		return err
+	}
+	recs := make([]abi.Record, len(hot))
+	for i := range hot {
+		recs[i].Value, _ = json.Marshal(hot[i])
+	}
+	return compare(nexmark.Q5(evs), recs, func(r abi.Record) (res nexmark.Q5Result, err error) {
+		return res, json.Unmarshal(r.Value, &res)
+	}, nexmark.Q5Result.Compare)
+}
+
+func checkQ7(evs []nexmark.Event, out []abi.Record) error {
+	var got []abi.Record
+	for _, r := range out {
+		start, end, err := window(r)
+		if err != nil {
+			return err
+		}
+		var v struct {
+			Price int64
+			Bids  []struct{ Auction, Bidder, DateTime int64 }
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return fmt.Errorf("output %s: %w", r.Value, err)
+		}
+		for _, b := range v.Bids {
+			res := nexmark.Q7Result{Start: start, End: end, Auction: b.Auction, Bidder: b.Bidder, Price: v.Price, DateTime: b.DateTime}
+			val, _ := json.Marshal(res)
+			got = append(got, abi.Record{Value: val})
+		}
+	}
+	return compare(nexmark.Q7(evs), got, func(r abi.Record) (res nexmark.Q7Result, err error) {
+		return res, json.Unmarshal(r.Value, &res)
+	}, nexmark.Q7Result.Compare)
+}
