@@ -27,6 +27,6 @@ else
 fi
 for src in *.c; do
 	name=${src%.c}
-	"${HOSTCC:-gcc}" "${flags[@]}" -DGUEST="$name" -DGUEST_"$name" -o "$tmp/$name" internal/guests_test.c
+	"${HOSTCC:-gcc}" "${flags[@]}" -DGUEST="$name" -DGUEST_"${name//-/_}" -o "$tmp/$name" internal/guests_test.c
 	"$tmp/$name"
 done

@@ -1,7 +1,8 @@
 /*
  * guests_test runs one C reference guest natively, through the SDK's native
  * stand-ins for the host, on the cases of its Go twin's tests. Compile it
- * with -DGUEST=name -DGUEST_name (the guest's source is included);
+ * with -DGUEST=name -DGUEST_name, '-' in name as '_' (the guest's source
+ * is included);
  * guests/c/test.sh does, for every guest:
  *
  *     cc -std=c11 -I../../sdk/c -Iinternal -DGUEST=upper -DGUEST_upper internal/guests_test.c
@@ -231,6 +232,45 @@ static void test(void)
 			in.value = eddy_cstr(bad[i]);
 			CHECK(event_time(&in, &ts) == EDDY_BAD_INPUT);
 		}
+	}
+#elif defined(GUEST_nx_q1)
+	{
+		/* The Nexmark guests are checked against nexmark's reference
+		 * queries and their Go twins by guests/nexmark_test.go; these are
+		 * a few of nx-q1's Go cases. */
+		static const char *cases[][2] = {
+			{"{\"bidder\":1,\"price\":-7}", "{\"bidder\":1,\"price\":-6}"},
+			{" { \"price\" : 100 ,\"x\":[1,{\"price\":5}], \"bidder\":2 } ", " { \"price\" : 89 ,\"x\":[1,{\"price\":5}], \"bidder\":2 } "},
+			{"{\"bidder\":1,\"price\":100,\"price\":200}", "{\"bidder\":1,\"price\":100,\"price\":178}"},
+			{"{\"bidder\":1,\"price\":9223372036854775807}", "{\"bidder\":1,\"price\":92233720368547757}"},
+			{"{\"auction\":1000,\"bidder\":1001,\"price\":32530001,\"channel\":\"Facebook\",\"url\":\"https://www.nexmark.com/rvx/xssd/leql/item.htm?query=1\",\"dateTime\":1436918400000,\"extra\":\"fdiysaV^]NLVsbolvyqwg\\\\Z`UaTQO\"}",
+			 "{\"auction\":1000,\"bidder\":1001,\"price\":28951700,\"channel\":\"Facebook\",\"url\":\"https://www.nexmark.com/rvx/xssd/leql/item.htm?query=1\",\"dateTime\":1436918400000,\"extra\":\"fdiysaV^]NLVsbolvyqwg\\\\Z`UaTQO\"}"},
+		};
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+			CHECK(value_is(one(cases[i][0]), cases[i][1]));
+		static const char *bad[][2] = {
+			{"{\"id\":1,\"name\":\"n\"}", "value is not a bid: no \"bidder\" member"},
+			{"{\"bidder\":1}", "no \"price\" member"},
+			{"{\"bidder\":1,\"price\":1.5}", "\"price\" is not an integer"},
+			{"[1]", "value is not a JSON object"},
+			{"{\"bidder\":1", "value is not valid JSON"},
+		};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			eddy_test_result_t r = one(bad[i][0]);
+			CHECK(r.code == EDDY_BAD_INPUT && strcmp(r.reason, bad[i][1]) == 0);
+		}
+		CHECK(one(NULL).code == EDDY_BAD_INPUT);
+	}
+#elif defined(GUEST_nx_q2)
+	{
+		CHECK(value_is(one("{\"auction\":-246,\"bidder\":1,\"price\":-0}"), "{\"auction\":-246,\"price\":0}"));
+		CHECK(value_is(one("{ \"price\" : 7, \"bidder\":1, \"auction\" : 123 }"), "{\"auction\":123,\"price\":7}"));
+		eddy_test_result_t r = one("{\"auction\":1108,\"bidder\":1,\"price\":5}");
+		CHECK(r.code == EDDY_OK && r.records_len == 0);
+		r = one("{\"id\":123,\"name\":\"n\"}");
+		CHECK(r.code == EDDY_OK && r.records_len == 0);
+		r = one("{\"auction\":1,\"bidder\":1,\"price\":1e3}");
+		CHECK(r.code == EDDY_BAD_INPUT && strcmp(r.reason, "\"price\" is not an integer") == 0);
 	}
 #else
 	fprintf(stderr, "no cases for %s\n", STR(GUEST));

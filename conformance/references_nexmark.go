@@ -1,0 +1,95 @@
+package conformance
+
+import (
+	"slices"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// The Nexmark guests (guests/<lang>/nx-*): Go-only except nx-q1 and nx-q2,
+// which have C twins. guests/nexmark_test.go checks them against nexmark's
+// reference queries; these cases pin one exact behaviour of each.
+func init() {
+	const bid = `{"auction":1107,"bidder":1001,"price":1000,"channel":"Apple","url":"https://www.nexmark.com/","dateTime":1436918400000,"extra":"fdiysaV^]NLVsbolvyqwg"}`
+	references["nx-q1"] = []refCase{{"converts-bid-prices", expectProcess(values(
+		bid, `{"bidder":1,"price":-7}`, `{"id":1,"name":"n"}`, `[1]`,
+	), []string{
+		`k=nil v="{\"auction\":1107,\"bidder\":1001,\"price\":890,\"channel\":\"Apple\",\"url\":\"https://www.nexmark.com/\",\"dateTime\":1436918400000,\"extra\":\"fdiysaV^]NLVsbolvyqwg\"}" t=0;`,
+		`k=nil v="{\"bidder\":1,\"price\":-6}" t=0;`, "error 2", "error 2",
+	})}}
+	references["nx-q2"] = []refCase{{"selects-auctions-by-123", expectProcess(values(
+		bid, `{"auction":1108,"bidder":1,"price":5}`, `{"id":123,"name":"n"}`, `{"auction":123,"bidder":1,"price":1.5}`,
+	), []string{`k=nil v="{\"auction\":1107,\"price\":1000}" t=0;`, "", "", "error 2"})}}
+	references["nx-q3"] = []refCase{{"filters-and-joins", expectNexmarkQ3}}
+	references["nx-q7"] = []refCase{{"highest-bids", expectNexmarkQ7}}
+	references["nx-count"] = []refCase{{"counts", expectNexmarkCount}}
+	references["nx-one"] = []refCase{{"one-key", expectNexmarkOne}}
+}
+
+func expectNexmarkQ3(s *suite, inst *runtime.Instance) (string, error) {
+	if _, err := expectProcess(values(`{"id":5,"seller":1,"category":10}`, `{"id":6,"seller":1,"category":11}`, `{"bidder":1}`),
+		[]string{`k=nil v="{\"id\":5,\"seller\":1,\"category\":10}" t=0;`, "", ""})(s, inst); err != nil {
+		return "", err
+	}
+	res, err := inst.Join(s.ctx, [][]byte{[]byte("1"), []byte("1")},
+		[][]byte{[]byte(`{"id":5,"seller":1}`), []byte(`{"id":5,"seller":1}`)},
+		[][]byte{[]byte(`{"name":"A","city":"B","state":"OR"}`), []byte(`{"name":"A","city":"B","state":"WY"}`)}, nil)
+	if err != nil {
+		return "", err
+	}
+	if r := res[0]; r.Err != nil || string(r.Bytes) != `{"name":"A","city":"B","state":"OR","auction":5}` || res[1].Bytes != nil {
+		return "", errorf("joins %q %v, %q", r.Bytes, r.Err, res[1].Bytes)
+	}
+	return "auctions of category 10 pass; sellers in OR join, in WY do not", nil
+}
+
+func expectNexmarkQ7(s *suite, inst *runtime.Instance) (string, error) {
+	key := []byte("all")
+	acc, failed, err := fold(s, inst, key, nil, values(
+		`{"auction":1,"bidder":2,"price":5,"dateTime":9}`, `{"auction":3,"bidder":4,"price":7,"dateTime":9}`,
+		`{"id":1}`, `{"auction":0,"bidder":1,"price":7,"dateTime":8}`), 4)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(failed, []int{2}) {
+		return "", errorf("failed records %v, want [2] (not a bid)", failed)
+	}
+	r, err := s.result(inst, key, acc)
+	if err != nil {
+		return "", err
+	}
+	if want := `"{\"price\":7,\"bids\":[{\"auction\":0,\"bidder\":1,\"dateTime\":8},{\"auction\":3,\"bidder\":4,\"dateTime\":9}]}"`; r != want {
+		return "", errorf("result %s, want %s", r, want)
+	}
+	return "the highest price and its bids in time order; a non-bid is refused", nil
+}
+
+func expectNexmarkCount(s *suite, inst *runtime.Instance) (string, error) {
+	key := []byte("k")
+	acc, _, err := fold(s, inst, key, nil, values("a", "", `{"x":1}`), 3)
+	if err != nil {
+		return "", err
+	}
+	r, err := s.result(inst, key, acc)
+	if err != nil {
+		return "", err
+	}
+	if want := `"{\"count\":3}"`; r != want {
+		return "", errorf("result %s, want %s", r, want)
+	}
+	return "counts every record", nil
+}
+
+func expectNexmarkOne(s *suite, inst *runtime.Instance) (string, error) {
+	keys, err := inst.Key(s.ctx, []abi.Record{{Key: []byte("x"), Value: []byte("v")}, {}}, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range keys {
+		if k.Err != nil || string(k.Bytes) != "all" {
+			return "", errorf("key %q %v, want all", k.Bytes, k.Err)
+		}
+	}
+	return `every record gets the key "all"`, nil
+}
