@@ -1,8 +1,11 @@
 package host
 
-// keyPartition is the partition Kafka's default partitioner gives a key
-// among parts: murmur2 of the key, positive, modulo parts. (A nil key has
-// no partition of its own; callers choose.)
+// KeyPartition is the partition Kafka's default partitioner gives a key
+// among parts: murmur2 of the key, positive, modulo parts — where the node
+// puts its output records, and where queryable state looks for a key. (A nil
+// key has no partition of its own.)
+func KeyPartition(key []byte, parts int32) int32 { return keyPartition(key, parts) }
+
 func keyPartition(key []byte, parts int32) int32 {
 	return (kafkaMurmur2(key) & 0x7fffffff) % parts
 }

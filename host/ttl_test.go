@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/state"
 )
 
@@ -85,7 +86,7 @@ batch_size: 500
 	seen := map[int32]bool{}
 	for k := 0; len(seen) < parts; k++ {
 		key := []byte(fmt.Sprintf("k%d", k))
-		if p := (murmur2(key) & 0x7fffffff) % parts; !seen[p] {
+		if p := host.KeyPartition(key, parts); !seen[p] {
 			seen[p] = true
 			late = append(late, abi.Record{Key: key, Value: []byte("1"), Timestamp: base + 2*3600_000})
 		}
