@@ -36,7 +36,7 @@ type InProcess struct {
 	// valid only during the call.
 	Out     func(topic string, r abi.Record, sent time.Time)
 	headers []abi.Header
-	sent time.Time
+	sent    time.Time
 }
 
 type queued struct {

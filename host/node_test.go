@@ -353,7 +353,6 @@ func TestOverloadDrop(t *testing.T) {
 	}
 }
 
-
 // TestOutputPartitionedLikeKafka checks that every output record sits in the
 // partition Kafka's default partitioner gives its key.
 func TestOutputPartitionedLikeKafka(t *testing.T) {
