@@ -156,3 +156,24 @@ batch_size: 250
 		t.Fatalf("after %d SIGKILLs: %d missing, %d duplicated, %d distinct outputs for %d inputs", kills, missing, dups, len(out), total)
 	}
 }
+
+// nodeProc starts `eddy run PIPE` as a child process with a static member id
+// and a data directory, logging warnings to the test's stderr, without an
+// admin API.
+func nodeProc(t *testing.T, bin, cache, pipe, broker, id, dataDir string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", broker,
+		"--node-id", id, "--static-membership", "--data-dir", dataDir, "--admin-addr", "off")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// committed counts the records of topic that read_committed consumers see.
+func committed(brokers []string, topic string) int {
+	n, _ := host.Consume(context.Background(), brokers, topic, host.ConsumeOptions{Idle: 300 * time.Millisecond},
+		func(abi.Record, host.Meta) error { return nil })
+	return n
+}

@@ -111,19 +111,8 @@ commit_interval: 100ms
 batch_size: 100
 `), 0o644)
 	cache, data := t.TempDir(), t.TempDir()
-	start := func(dataDir string) *exec.Cmd {
-		cmd := exec.Command(bin, "--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", brokers[0],
-			"--node-id", "j", "--static-membership", "--data-dir", dataDir, "--admin-addr", "off")
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
-	count := func() int {
-		n, _ := host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: 300 * time.Millisecond}, func(abi.Record, host.Meta) error { return nil })
-		return n
-	}
+	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], "j", dataDir) }
+	count := func() int { return committed(brokers, "out") }
 	rng2 := rand.New(rand.NewPCG(11, 12))
 	for kill := 0; kill < 4; kill++ {
 		dir := data
@@ -215,15 +204,7 @@ commit_interval: 100ms
 batch_size: 100
 `), 0o644)
 	cache, data := t.TempDir(), t.TempDir()
-	start := func(dataDir string) *exec.Cmd {
-		cmd := exec.Command(bin, "--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", brokers[0],
-			"--node-id", "t", "--static-membership", "--data-dir", dataDir, "--admin-addr", "off")
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
+	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], "t", dataDir) }
 	// The first node loads the table before any order exists.
 	node := start(data)
 	time.Sleep(3 * time.Second)
@@ -239,10 +220,7 @@ batch_size: 100
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	count := func() int {
-		n, _ := host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: 300 * time.Millisecond}, func(abi.Record, host.Meta) error { return nil })
-		return n
-	}
+	count := func() int { return committed(brokers, "out") }
 	rng := rand.New(rand.NewPCG(13, 14))
 	for kill := 0; kill < 4; kill++ {
 		dir := data

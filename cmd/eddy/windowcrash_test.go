@@ -77,19 +77,8 @@ commit_interval: 100ms
 batch_size: 100
 `, stats)), 0o644)
 	cache, data := t.TempDir(), t.TempDir()
-	start := func(dataDir string) *exec.Cmd {
-		cmd := exec.Command(bin, "--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", brokers[0],
-			"--node-id", "w", "--static-membership", "--data-dir", dataDir)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
-	count := func() int {
-		n, _ := host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: 300 * time.Millisecond}, func(abi.Record, host.Meta) error { return nil })
-		return n
-	}
+	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], "w", dataDir) }
+	count := func() int { return committed(brokers, "out") }
 	rng2 := rand.New(rand.NewPCG(7, 8))
 	for kill := 0; kill < 4; kill++ {
 		dir := data
