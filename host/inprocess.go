@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -29,7 +28,7 @@ type InProcess struct {
 	n       *Node
 	tasks   map[taskKey]*task
 	queue   []queued // records for downstream tasks, in order
-	offsets map[string]int64
+	offsets map[topicPartition]int64
 	// Out receives every record for the sink, the dead-letter topic or the
 	// late topic, with the time the Send that caused it began. The
 	// record's key and value are the callback's to keep; its headers are
@@ -37,6 +36,11 @@ type InProcess struct {
 	Out     func(topic string, r abi.Record, sent time.Time)
 	headers []abi.Header
 	sent    time.Time
+}
+
+type topicPartition struct {
+	topic string
+	part  int32
 }
 
 type queued struct {
@@ -61,7 +65,7 @@ func NewInProcess(ctx context.Context, p *Pipeline, cfg NodeConfig, partitions i
 	n.runCtx = ctx
 	n.parts = partitions
 	n.inProcess = true
-	ip := &InProcess{n: n, tasks: map[taskKey]*task{}, offsets: map[string]int64{}}
+	ip := &InProcess{n: n, tasks: map[taskKey]*task{}, offsets: map[topicPartition]int64{}}
 	n.sink = ip.route
 	if n.stateful() {
 		if cfg.DataDir == "" {
@@ -170,9 +174,9 @@ func (ip *InProcess) run(ctx context.Context, k taskKey, rs []*kgo.Record) error
 		m := min(len(rs), ip.n.p.BatchSize)
 		b := &batch{records: rs[:m], last: rs[m-1]}
 		for _, r := range b.records {
-			key := fmt.Sprintf("%s/%d", r.Topic, r.Partition)
-			r.Offset = ip.offsets[key]
-			ip.offsets[key]++
+			tp := topicPartition{r.Topic, r.Partition}
+			r.Offset = ip.offsets[tp]
+			ip.offsets[tp]++
 		}
 		rs = rs[m:]
 		t.admit(b)

@@ -29,9 +29,10 @@ func AppendKey(dst []byte, ev Event) []byte { return strconv.AppendInt(dst, ev.K
 // key and value are newly allocated; to reuse buffers, build the record
 // from AppendKey and AppendJSON.
 func Record(ev Event) abi.Record {
-	return abi.Record{
-		Key:       AppendKey(nil, ev),
-		Value:     AppendJSON(nil, ev),
-		Timestamp: ev.Time,
-	}
+	// One allocation for the key and the value: bids are about 270 bytes
+	// of JSON, auctions and persons up to twice that.
+	buf := AppendKey(make([]byte, 0, 24+640), ev)
+	k := len(buf)
+	buf = AppendJSON(buf, ev)
+	return abi.Record{Key: buf[:k:k], Value: buf[k:], Timestamp: ev.Time}
 }
