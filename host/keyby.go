@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/jsonfield"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -16,52 +16,40 @@ import (
 // dotted path. A string field's key is the string itself (unquoted); any
 // other value's key is its compact JSON text (42, true, {"a":1}).
 type fieldKey struct {
-	path []string
+	path jsonfield.Path
 }
 
 func newFieldKey(path string) (*fieldKey, error) {
-	parts := strings.Split(path, ".")
-	for _, p := range parts {
-		if p == "" {
-			return nil, fmt.Errorf("%q: empty path segment", path)
-		}
+	p, err := jsonfield.Parse(path)
+	if err != nil {
+		return nil, err
 	}
-	return &fieldKey{path: parts}, nil
+	return &fieldKey{path: p}, nil
 }
 
 var errNullKey = errors.New("is null")
 
 // key returns the key of value, appended to dst.
 func (f *fieldKey) key(dst, value []byte) ([]byte, error) {
-	raw := json.RawMessage(value)
-	for i, p := range f.path {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			where := "the value"
-			if i > 0 {
-				where = strings.Join(f.path[:i], ".")
-			}
-			return dst, fmt.Errorf("%s is not a JSON object", where)
-		}
-		var ok bool
-		if raw, ok = obj[p]; !ok {
-			return dst, fmt.Errorf("field %s is missing", strings.Join(f.path[:i+1], "."))
-		}
+	raw, err := f.path.Find(value)
+	if err != nil {
+		return dst, err
 	}
-	raw = bytes.TrimSpace(raw)
 	switch {
 	case bytes.Equal(raw, []byte("null")):
-		return dst, fmt.Errorf("field %s %w", strings.Join(f.path, "."), errNullKey)
-	case len(raw) > 0 && raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return dst, fmt.Errorf("field %s: %w", strings.Join(f.path, "."), err)
+		return dst, fmt.Errorf("field %s %w", f.path, errNullKey)
+	case raw[0] == '"':
+		s, err := jsonfield.String(raw)
+		if err != nil {
+			return dst, fmt.Errorf("field %s: %w", f.path, err)
 		}
 		return append(dst, s...), nil
+	case raw[0] != '{' && raw[0] != '[':
+		return append(dst, raw...), nil // a number or a literal: already compact
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return dst, fmt.Errorf("field %s: %w", strings.Join(f.path, "."), err)
+		return dst, fmt.Errorf("field %s: %w", f.path, err)
 	}
 	return append(dst, buf.Bytes()...), nil
 }
