@@ -329,12 +329,17 @@ func (n *Node) clientOpts() []kgo.Opt {
 	return append(opts, n.cfg.ClientOpts...)
 }
 
-// Run runs the node until ctx ends or a fatal error.
-func (n *Node) Run(ctx context.Context) error {
+// Run runs the node until ctx ends or a fatal error. A node stopped by ctx,
+// even while it is still starting, returns nil.
+func (n *Node) Run(ctx context.Context) (err error) {
 	defer close(n.stopped)
 	defer n.closeFunctions(ctx)
+	defer func() {
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	}()
 	n.runCtx = ctx
-	var err error
 	if err := n.createTopics(ctx); err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ type task struct {
 	in         chan *batch
 	quit       chan struct{} // closed to stop at once (revocation, shutdown)
 	done       chan struct{} // closed when the goroutine has returned
+	stopOnce   sync.Once
 
 	// held are batches that did not fit in the queue, in order; their
 	// topic partitions are paused until they are queued (overload: block).
@@ -222,12 +223,15 @@ func (t *task) run(ctx context.Context) {
 // stop ends the task: with drain, after the queued batches; without, at once
 // (queued batches are dropped and will be fetched again by the next owner,
 // since their offsets were not committed). It waits for the goroutine.
+// Stopping a stopped task only waits.
 func (t *task) stop(drain bool) {
-	if drain {
-		close(t.in)
-	} else {
-		close(t.quit)
-	}
+	t.stopOnce.Do(func() {
+		if drain {
+			close(t.in)
+		} else {
+			close(t.quit)
+		}
+	})
 	<-t.done
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +60,9 @@ without one they are refused, and the node refuses to listen beyond loopback.`,
 			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: nodeID,
 				Static: static, SessionTimeout: session, Engine: eng, Logger: c.logger, DataDir: dataDir})
 			if err != nil {
+				if cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
+					return nil // stopped while starting
+				}
 				return err
 			}
 			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), &af)

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 )
@@ -37,10 +40,10 @@ func TestCrashWindowedExactlyOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	want := map[wk][2]int{}
 	var recs []abi.Record
-	const total = 30000
+	const total = 300000
 	for i := 0; i < total; i++ {
 		key := fmt.Sprintf("k%d", i%16)
-		ts := base + int64(i)*5 + rng.Int64N(200) // 150 s of event time, disorder < 200 ms
+		ts := base + int64(i)*5 + rng.Int64N(200) // 1500 s of event time, disorder < 200 ms
 		v := rng.IntN(1000)
 		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(fmt.Sprint(v)), Timestamp: ts})
 		w := wk{key, ts / 1000 * 1000}
@@ -79,6 +82,17 @@ batch_size: 100
 	cache, data := t.TempDir(), t.TempDir()
 	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], "w", dataDir) }
 	count := func() int { return committed(brokers, "out") }
+	adm, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	written := func() int64 { // the output's end offsets
+		ends, _ := kadm.NewClient(adm).ListEndOffsets(context.Background(), "out")
+		var n int64
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		return n
+	}
 	rng2 := rand.New(rand.NewPCG(7, 8))
 	for kill := 0; kill < 4; kill++ {
 		dir := data
@@ -86,7 +100,12 @@ batch_size: 100
 			dir = t.TempDir() // a fresh node: everything comes from the changelog
 		}
 		node := start(dir)
-		time.Sleep(time.Duration(1000+rng2.IntN(2000)) * time.Millisecond)
+		// Kill it mid-job: soon after it has written more output (committed
+		// or not), or after a while.
+		for prev, t0 := written(), time.Now(); written() == prev && time.Since(t0) < 10*time.Second; {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(100+rng2.IntN(900)) * time.Millisecond)
 		node.Process.Signal(syscall.SIGKILL)
 		node.Wait()
 		t.Logf("SIGKILL %d: %d committed window results so far", kill+1, count())
@@ -99,6 +118,13 @@ batch_size: 100
 	node.Process.Signal(syscall.SIGTERM)
 	if err := node.Wait(); err != nil {
 		t.Errorf("the last node did not stop cleanly: %v", err)
+	}
+	// A node told to stop while it is still starting exits cleanly too.
+	node = start(data)
+	time.Sleep(50 * time.Millisecond)
+	node.Process.Signal(syscall.SIGTERM)
+	if err := node.Wait(); err != nil {
+		t.Errorf("a node stopped while starting did not exit cleanly: %v", err)
 	}
 	got := map[wk][2]int{}
 	dups := 0
