@@ -23,6 +23,7 @@ func init() {
 	), []string{`k=nil v="{\"auction\":1107,\"price\":1000}" t=0;`, "", "", "error 2"})}}
 	references["nx-q3"] = []refCase{{"filters-and-joins", expectNexmarkQ3}}
 	references["nx-q7"] = []refCase{{"highest-bids", expectNexmarkQ7}}
+	references["nx-q8"] = []refCase{{"new-sellers", expectNexmarkQ8}}
 	references["nx-count"] = []refCase{{"counts", expectNexmarkCount}}
 	references["nx-one"] = []refCase{{"one-key", expectNexmarkOne}}
 }
@@ -92,4 +93,34 @@ func expectNexmarkOne(s *suite, inst *runtime.Instance) (string, error) {
 		}
 	}
 	return `every record gets the key "all"`, nil
+}
+
+func expectNexmarkQ8(s *suite, inst *runtime.Instance) (string, error) {
+	person, auction := `{"id":7,"name":"Ann \u00e9","emailAddress":"a@b"}`, `{"id":1000,"itemName":"x","seller":7,"category":10}`
+	keys, err := inst.Key(s.ctx, values(person, auction, `{"bidder":7}`), nil)
+	if err != nil {
+		return "", err
+	}
+	if string(keys[0].Bytes) != "7" || string(keys[1].Bytes) != "7" || keys[2].Err == nil {
+		return "", errorf("keys %q %q %v, want 7, 7 and a refused bid", keys[0].Bytes, keys[1].Bytes, keys[2].Err)
+	}
+	key := []byte("7")
+	alone, _, err := fold(s, inst, key, nil, values(person), 1)
+	if err != nil {
+		return "", err
+	}
+	if r, err := s.result(inst, key, alone); err != nil || r != "nil" {
+		return "", errorf("a person without an auction gives %s %v, want nothing", r, err)
+	}
+	both, failed, err := fold(s, inst, key, nil, values(auction, `{"bidder":7}`, person, auction), 2)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(failed, []int{1}) {
+		return "", errorf("failed records %v, want [1] (a bid)", failed)
+	}
+	if r, err := s.result(inst, key, both); err != nil || r != `"{\"person\":7,\"name\":\"Ann \\u00e9\"}"` {
+		return "", errorf("result %s %v", r, err)
+	}
+	return "persons keyed by id, auctions by seller; a window with both reports the person once", nil
 }

@@ -26,6 +26,7 @@ func Natives() map[string]func() runtime.Native {
 		"nx-count": newCount,
 		"nx-q3":    newQ3,
 		"nx-q7":    newQ7,
+		"nx-q8":    newQ8,
 		"nx-one": func() runtime.Native {
 			all := []byte("all")
 			return runtime.Native{Key: func(*abi.Record) ([]byte, error) { return all, nil }}
@@ -267,6 +268,54 @@ func newQ7() runtime.Native {
 				out = append(out, '}')
 			}
 			return append(out, "]}"...), nil
+		},
+	}
+}
+
+// newQ8: persons keyed by id and auctions by seller; per window, the flags
+// byte (1 person, 2 auction) then the person's raw JSON name; the result
+// {"person":ID,"name":NAME} when both were seen.
+func newQ8() runtime.Native {
+	return runtime.Native{
+		Key: func(r *abi.Record) ([]byte, error) {
+			if v := field(r.Value, "seller"); v != nil {
+				return v, nil
+			}
+			if v := field(r.Value, "id"); v != nil && field(r.Value, "name") != nil {
+				return v, nil
+			}
+			return nil, runtime.BadInput(errors.New("neither a Nexmark person nor an auction"))
+		},
+		AggInit: func() []byte { return []byte{0} },
+		AggAdd: func(acc []byte, r *abi.Record) ([]byte, error) {
+			if field(r.Value, "seller") != nil {
+				acc[0] |= 2
+				return acc, nil
+			}
+			name := field(r.Value, "name")
+			if name == nil {
+				return nil, runtime.BadInput(errors.New("neither a Nexmark person nor an auction"))
+			}
+			acc[0] |= 1
+			return append(acc[:1], name...), nil
+		},
+		AggMerge: func(_, a, b []byte) ([]byte, error) {
+			src := a
+			if a[0]&1 == 0 {
+				src = b
+			}
+			out := bytes.Clone(src)
+			out[0] = a[0] | b[0]
+			return out, nil
+		},
+		AggResult: func(key, acc []byte) ([]byte, error) {
+			if acc[0] != 3 {
+				return nil, nil
+			}
+			out := append([]byte(`{"person":`), key...)
+			out = append(out, `,"name":`...)
+			out = append(out, acc[1:]...)
+			return append(out, '}'), nil
 		},
 	}
 }

@@ -103,6 +103,17 @@ var Queries = map[string]Query{
 `, fn("nx-one"), fn("nx-q7"))
 		},
 		Check: checkQ7},
+	"q8": {Name: "q8", Sources: []string{TopicPersons, TopicAuctions},
+		Steps: func(fn func(string) string) string {
+			return fmt.Sprintf(`  - {name: by-person, kind: key_by, function: %s}
+  - name: new-sellers
+    kind: aggregate
+    function: %s
+    window: {type: tumbling, size: 10s}
+`, fn("nx-q8"), fn("nx-q8"))
+		},
+		Check: checkQ8,
+		Note:  "the windowed person–auction join is an aggregate over both streams keyed by person (id, or the auction's seller): one result per person and window holding the person and an auction of theirs"},
 	"q11": {Name: "q11", Sources: []string{TopicBids},
 		Steps: func(fn func(string) string) string {
 			return fmt.Sprintf(`  - {name: by-bidder, kind: key_by, field: bidder}
@@ -239,6 +250,26 @@ func checkQ5(evs []nexmark.Event, out []abi.Record) error {
 	return compare(nexmark.Q5(evs), recs, func(r abi.Record) (res nexmark.Q5Result, err error) {
 		return res, json.Unmarshal(r.Value, &res)
 	}, nexmark.Q5Result.Compare)
+}
+
+func checkQ8(evs []nexmark.Event, out []abi.Record) error {
+	return compare(nexmark.Q8(evs), out, func(r abi.Record) (res nexmark.Q8Result, err error) {
+		if res.Start, res.End, err = window(r); err != nil {
+			return res, err
+		}
+		var v struct {
+			Person int64
+			Name   string
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return res, err
+		}
+		if string(r.Key) != strconv.FormatInt(v.Person, 10) {
+			return res, fmt.Errorf("key %q is not the person %d", r.Key, v.Person)
+		}
+		res.Person, res.Name = v.Person, v.Name
+		return res, nil
+	}, nexmark.Q8Result.Compare)
 }
 
 func checkQ7(evs []nexmark.Event, out []abi.Record) error {
