@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -57,6 +58,59 @@ func toKafkaWith(topic string, a *abi.Record, extra []kgo.RecordHeader) *kgo.Rec
 		r.Headers = append(r.Headers, extra...)
 	}
 	return r
+}
+
+// toKafkaBatch converts records as toKafkaWith does, with three
+// allocations per batch instead of two or three per record: the records,
+// their bytes and their headers share slabs, kept alive as long as any
+// record of the batch is. Records without headers of their own share extra
+// (clipped: appending to their headers copies).
+func toKafkaBatch(topic string, recs []abi.Record, extra []kgo.RecordHeader) []kgo.Record {
+	size, nh := 0, 0
+	for i := range recs {
+		a := &recs[i]
+		size += len(a.Key) + len(a.Value)
+		for _, h := range a.Headers {
+			size += len(h.Value)
+		}
+		if len(a.Headers) > 0 {
+			nh += len(a.Headers) + len(extra)
+		}
+	}
+	out := make([]kgo.Record, len(recs))
+	buf := make([]byte, 0, size)
+	var hs []kgo.RecordHeader
+	if nh > 0 {
+		hs = make([]kgo.RecordHeader, 0, nh)
+	}
+	take := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		at := len(buf)
+		buf = append(buf, b...)
+		return buf[at:len(buf):len(buf)]
+	}
+	if len(extra) == 0 {
+		extra = nil
+	}
+	extra = slices.Clip(extra)
+	for i := range recs {
+		a, r := &recs[i], &out[i]
+		r.Topic, r.Timestamp = topic, time.UnixMilli(a.Timestamp)
+		r.Key, r.Value = take(a.Key), take(a.Value)
+		if len(a.Headers) == 0 {
+			r.Headers = extra
+			continue
+		}
+		at := len(hs)
+		for _, h := range a.Headers {
+			hs = append(hs, kgo.RecordHeader{Key: h.Key, Value: take(h.Value)})
+		}
+		hs = append(hs, extra...)
+		r.Headers = hs[at:len(hs):len(hs)]
+	}
+	return out
 }
 
 // RecordSource yields records to produce; it returns io.EOF after the last.

@@ -325,8 +325,9 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	if feeds {
 		from = []byte(strconv.Itoa(int(t.upstreamID(b.records[0].Topic))))
 	}
-	for i := range cur {
-		r := toKafkaWith(t.stage.Output, &cur[i], t.headers)
+	outs := toKafkaBatch(t.stage.Output, cur, t.headers)
+	for i := range outs {
+		r := &outs[i]
 		if t.shadowAt >= 0 {
 			r.Headers = appendSource(r.Headers, b.records[src[i]])
 		}
