@@ -1,7 +1,10 @@
 // Package registry is Eddy's function registry: modules stored by their
 // sha256 digest, and per (pipeline, step) a numbered history of events —
 // deploys, rollbacks, shadow deploys, promotions, discards — each with its
-// time, node and note.
+// time, node and note. Per pipeline it also keeps a numbered history of
+// resets (eddy reset): pipeline-level events, with no step, that tell the
+// pipeline's nodes to stop while a reset runs and to drop the state they
+// kept from before it.
 //
 // The registry lives in a compacted Kafka topic with one partition (the
 // host reads and writes it; this package has no Kafka dependency), so every
@@ -52,7 +55,18 @@ const (
 	ActionPromote Action = "promote"
 	// ActionDiscard drops the shadow.
 	ActionDiscard Action = "discard"
+	// ActionReset begins a reset of a whole pipeline (a pipeline-level
+	// event: Step is ""). Until the reset is done, the pipeline's nodes
+	// stop and new ones wait before they process anything. A reset begun
+	// while another is pending supersedes it.
+	ActionReset Action = "reset"
+	// ActionResetDone ends the pending reset, whose version is Target:
+	// nodes that start afterwards wipe the state they kept from before it.
+	ActionResetDone Action = "reset_done"
 )
+
+// IsReset reports whether an action is a pipeline-level reset action.
+func IsReset(a Action) bool { return a == ActionReset || a == ActionResetDone }
 
 // Event is one entry of a step's history.
 type Event struct {
@@ -66,8 +80,12 @@ type Event struct {
 	// Digest is the hex sha256 of the module the event is about: the new
 	// live or shadow module ("" for a discard).
 	Digest string `json:"digest,omitempty"`
-	// Target is the version a rollback returns to.
+	// Target is the version a rollback returns to, or the reset a
+	// reset_done ends.
 	Target int `json:"target,omitempty"`
+	// To is where a reset moves the pipeline's input: "earliest", or an
+	// RFC 3339 time (the first records at or after it).
+	To string `json:"to,omitempty"`
 	// Name and FunctionVersion are the module's manifest name and version.
 	Name            string    `json:"name,omitempty"`
 	FunctionVersion string    `json:"function_version,omitempty"`
@@ -141,12 +159,26 @@ type StepState struct {
 	Shadow *Event
 }
 
+// ResetState is a pipeline's history of resets, numbered 1, 2, 3, ... as a
+// step's history is (the two are separate).
+type ResetState struct {
+	Pipeline string
+	History  []Event
+	// Pending is the reset begun and not yet done (nil: none): the
+	// pipeline's nodes must not process while it is set.
+	Pending *Event
+	// Epoch is the version of the last reset_done event (0: no reset
+	// finished): a node's state from before it is stale.
+	Epoch int
+}
+
 // State is the registry rebuilt from its records. It is not safe for
 // concurrent use.
 type State struct {
 	modules map[string][]byte
 	chunks  map[string]*partial
 	steps   map[StepKey]*StepState
+	resets  map[string]*ResetState
 }
 
 type partial struct {
@@ -156,7 +188,8 @@ type partial struct {
 
 // NewState returns an empty registry.
 func NewState() *State {
-	return &State{modules: map[string][]byte{}, chunks: map[string]*partial{}, steps: map[StepKey]*StepState{}}
+	return &State{modules: map[string][]byte{}, chunks: map[string]*partial{}, steps: map[StepKey]*StepState{},
+		resets: map[string]*ResetState{}}
 }
 
 // ErrMalformed is wrapped by Apply's errors: a record that is not the
@@ -221,6 +254,9 @@ func (s *State) applyChunk(key string, v []byte) error {
 }
 
 func (s *State) applyEvent(ev Event) (*Event, error) {
+	if IsReset(ev.Action) {
+		return s.applyReset(ev), nil
+	}
 	k := StepKey{ev.Pipeline, ev.Step}
 	st := s.steps[k]
 	if st == nil {
@@ -283,12 +319,80 @@ func (s *State) check(st *StepState, ev *Event) error {
 	return fmt.Errorf("unknown action %q", ev.Action)
 }
 
+// applyReset applies a reset event; it returns it as it took effect, or nil
+// (it lost the race for its number, or cannot follow the history).
+func (s *State) applyReset(ev Event) *Event {
+	rs := s.resets[ev.Pipeline]
+	if rs == nil {
+		rs = &ResetState{Pipeline: ev.Pipeline}
+	}
+	if ev.Version != len(rs.History)+1 || checkReset(rs, &ev) != nil {
+		return nil
+	}
+	s.resets[ev.Pipeline] = rs
+	rs.History = append(rs.History, ev)
+	e := &rs.History[len(rs.History)-1]
+	switch ev.Action {
+	case ActionReset:
+		rs.Pending = e
+	case ActionResetDone:
+		rs.Pending, rs.Epoch = nil, e.Version
+	}
+	return e
+}
+
+// checkReset reports whether ev can follow a pipeline's reset history.
+func checkReset(rs *ResetState, ev *Event) error {
+	if ev.Step != "" {
+		return fmt.Errorf("%s: a reset is about a whole pipeline, not step %q", ev.Pipeline, ev.Step)
+	}
+	if ev.Action == ActionResetDone && (rs.Pending == nil || rs.Pending.Version != ev.Target) {
+		return fmt.Errorf("%s: reset %d is not the pending reset", ev.Pipeline, ev.Target)
+	}
+	return nil
+}
+
+func (s *State) nextReset(ev Event) (Event, error) {
+	rs := s.resets[ev.Pipeline]
+	if rs == nil {
+		rs = &ResetState{Pipeline: ev.Pipeline}
+	}
+	ev.Version = len(rs.History) + 1
+	if ev.Action == ActionResetDone && ev.Target == 0 && rs.Pending != nil {
+		ev.Target = rs.Pending.Version
+	}
+	if err := checkReset(rs, &ev); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// Resets returns a pipeline's reset history (a copy).
+func (s *State) Resets(pipeline string) ResetState {
+	rs := s.resets[pipeline]
+	if rs == nil {
+		return ResetState{Pipeline: pipeline}
+	}
+	c := ResetState{Pipeline: pipeline, History: append([]Event(nil), rs.History...), Epoch: rs.Epoch}
+	if rs.Pending != nil {
+		c.Pending = &c.History[rs.Pending.Version-1]
+	}
+	return c
+}
+
 // Next prepares the event that would follow a step's history: its version
 // number, and for a rollback, promote or discard the digest it is about.
 // It reports why the event cannot follow (a missing module, nothing to roll
 // back to, no shadow). module, if not nil, is the module a deploy or shadow
 // event will write before itself: it counts as present.
+//
+// For a reset action it prepares the event that would follow the
+// pipeline's reset history instead: a reset_done without a Target ends the
+// pending reset.
 func (s *State) Next(ev Event, module []byte) (Event, error) {
+	if IsReset(ev.Action) {
+		return s.nextReset(ev)
+	}
 	k := StepKey{ev.Pipeline, ev.Step}
 	st := s.steps[k]
 	if st == nil {

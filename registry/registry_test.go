@@ -145,3 +145,76 @@ func TestRaceForAVersionNumber(t *testing.T) {
 		t.Fatalf("history %+v", h)
 	}
 }
+
+// reset prepares and applies a pipeline reset event, as eddy reset does.
+func reset(t *testing.T, s *State, ev Event) *Event {
+	t.Helper()
+	ev, err := s.Next(ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := EventRecord(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := apply(t, s, r)
+	if len(evs) != 1 {
+		t.Fatalf("event %+v did not take effect", ev)
+	}
+	return evs[0]
+}
+
+// A pipeline's resets have their own numbered history: a reset is pending
+// from its begin to its reset_done, and the epoch counts the finished ones.
+// They are kept apart from the steps' histories.
+func TestResetHistory(t *testing.T) {
+	s := NewState()
+	deploy(t, s, []byte("module"), Event{Pipeline: "p", Step: "s", Action: ActionDeploy})
+	if rs := s.Resets("p"); rs.Pending != nil || rs.Epoch != 0 || len(rs.History) != 0 {
+		t.Fatalf("before any reset: %+v", rs)
+	}
+	if _, err := s.Next(Event{Pipeline: "p", Action: ActionResetDone}, nil); err == nil {
+		t.Fatal("reset_done without a pending reset accepted")
+	}
+	if _, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionReset}, nil); err == nil {
+		t.Fatal("a reset of a step accepted")
+	}
+	b1 := reset(t, s, Event{Pipeline: "p", Action: ActionReset, To: "earliest"})
+	if b1.Version != 1 || s.Resets("p").Pending == nil || s.Resets("p").Pending.Version != 1 || s.Resets("p").Epoch != 0 {
+		t.Fatalf("after begin: %+v", s.Resets("p"))
+	}
+	// A second reset supersedes the unfinished first; only its done counts.
+	b2 := reset(t, s, Event{Pipeline: "p", Action: ActionReset, To: "2026-01-02T03:04:05Z"})
+	stale := Event{Pipeline: "p", Action: ActionResetDone, Target: b1.Version, Version: 3}
+	r, _ := EventRecord(&stale)
+	if evs := apply(t, s, r); len(evs) != 0 {
+		t.Fatalf("done of a superseded reset took effect: %+v", evs)
+	}
+	d := reset(t, s, Event{Pipeline: "p", Action: ActionResetDone})
+	rs := s.Resets("p")
+	if d.Target != b2.Version || d.Version != 3 || rs.Pending != nil || rs.Epoch != 3 || len(rs.History) != 3 {
+		t.Fatalf("after done: %+v (done %+v)", rs, d)
+	}
+	if rs.History[1].To != "2026-01-02T03:04:05Z" {
+		t.Fatalf("history %+v", rs.History)
+	}
+	// Other pipelines and the steps are untouched.
+	if o := s.Resets("q"); o.Epoch != 0 || o.Pending != nil {
+		t.Fatalf("pipeline q: %+v", o)
+	}
+	if steps := s.Steps(""); len(steps) != 1 || len(steps[0].History) != 1 {
+		t.Fatalf("steps %+v", steps)
+	}
+	// The copy is the caller's.
+	rs.History[0].To = "changed"
+	if s.Resets("p").History[0].To != "earliest" {
+		t.Fatal("Resets returned the registry's own history")
+	}
+	// A reset event that reached a step's history (written with a step by
+	// hand) is skipped by every reader alike.
+	bad := Event{Pipeline: "p", Step: "s", Action: ActionReset, Version: 2}
+	r, _ = EventRecord(&bad)
+	if evs := apply(t, s, r); len(evs) != 0 || len(s.Step("p", "s").History) != 1 {
+		t.Fatalf("step reset took effect: %+v", evs)
+	}
+}
