@@ -25,6 +25,11 @@ type NodeStatus struct {
 	Partitions map[string][]int32 `json:"partitions"`
 	Steps      []StepStatus       `json:"steps"`
 	Stats      Stats              `json:"stats"`
+	// Lag is the records of the node's input partitions not processed yet
+	// (the sum of its tasks' input lags).
+	Lag   int64        `json:"lag"`
+	Tasks []TaskStatus `json:"tasks"`
+	Graph Graph        `json:"graph"`
 }
 
 // StepStatus is a step's live function in a node.
@@ -40,7 +45,12 @@ type StepStatus struct {
 // Status returns the node's status.
 func (n *Node) Status() NodeStatus {
 	st := NodeStatus{Node: n.cfg.NodeID, Pipeline: n.p.Name, Delivery: n.p.Delivery, Started: n.started,
-		Partitions: map[string][]int32{}, Stats: n.Stats()}
+		Partitions: map[string][]int32{}, Stats: n.Stats(), Tasks: n.taskStatuses(), Graph: n.graph()}
+	for _, t := range st.Tasks {
+		for _, in := range t.Inputs {
+			st.Lag += in.Lag
+		}
+	}
 	n.mu.Lock()
 	for topic, ps := range n.mu.tasks {
 		for p := range ps {

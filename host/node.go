@@ -59,16 +59,25 @@ type NodeConfig struct {
 
 // Stats are a node's counters since it started.
 type Stats struct {
-	In, Out, DeadLettered, Dropped, Commits, Aborts int64
+	// In counts the records taken from the source topics, Out those
+	// written to the sink.
+	In           int64 `json:"in"`
+	Out          int64 `json:"out"`
+	DeadLettered int64 `json:"dead_lettered"`
+	Dropped      int64 `json:"dropped"`
+	Commits      int64 `json:"commits"`
+	Aborts       int64 `json:"aborts"`
 	// Late counts records later than their window's grace (sent to the
 	// late topic).
-	Late int64
+	Late int64 `json:"late"`
 	// ShadowOut counts records written to the shadow topic; ShadowFailed
 	// the records a shadow failed on.
-	ShadowOut, ShadowFailed int64
+	ShadowOut    int64 `json:"shadow_out"`
+	ShadowFailed int64 `json:"shadow_failed"`
 	// BufferedRecords and BufferedBytes are fetched records not yet polled
 	// (the Kafka client's buffer).
-	BufferedRecords, BufferedBytes int64
+	BufferedRecords int64 `json:"buffered_records"`
+	BufferedBytes   int64 `json:"buffered_bytes"`
 }
 
 type counters struct {
@@ -115,6 +124,8 @@ type Node struct {
 	stages  []Stage
 	parts   int32 // partitions of the repartition and changelog topics
 	stats   counters
+	// progress is the node's view of each input partition (observe.go).
+	progress progressMap
 
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession
@@ -292,6 +303,9 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.Balancers(copartitioned{userData: []byte(n.adminURL)}),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// Transaction markers come through (dispatch drops them): they
+		// tell how far the node has read (observe.go).
+		kgo.KeepControlRecords(),
 		// Fetched data is the node's largest buffer. The limits count
 		// compressed bytes, and batches of similar records compress tenfold
 		// or more, so they are kept small: memory stays bounded by them, not
@@ -479,6 +493,7 @@ func (n *Node) loop(ctx context.Context) error {
 			n.stats.commits.Add(1)
 		}
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			n.progress.get(fp.Topic, fp.Partition).end.Store(fp.LastStableOffset)
 			if len(fp.Records) > 0 {
 				n.dispatch(ctx, fp)
 			}
@@ -612,7 +627,7 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 	if t == nil {
 		return // revoked meanwhile: the next owner fetches these again
 	}
-	recs := fp.Records
+	recs := n.dropControl(fp)
 	for len(recs) > 0 {
 		k := min(len(recs), n.p.BatchSize)
 		b := &batch{records: recs[:k], last: recs[k-1]}

@@ -82,6 +82,7 @@ type task struct {
 	quit       chan struct{} // closed to stop at once (revocation, shutdown)
 	done       chan struct{} // closed when the goroutine has returned
 	stopOnce   sync.Once
+	counters   taskCounters
 
 	// held are batches that did not fit in the queue, in order; their
 	// topic partitions are paused until they are queued (overload: block).
@@ -104,6 +105,7 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
+	t.counters.watermark.Store(math.MinInt64)
 	t.stage = n.stages[key.stage]
 	topic := strings.Join(t.stage.Inputs, ",") // for errors
 	t.shadowAt = -1
@@ -215,6 +217,7 @@ func (t *task) run(ctx context.Context) {
 				close(b.done)
 				return
 			}
+			t.observe(b)
 			close(b.done)
 		}
 	}
@@ -320,6 +323,8 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	if t.stage.Last {
 		n.stats.out.Add(int64(len(cur)))
 	}
+	t.counters.in.Add(int64(len(in)))
+	t.counters.out.Add(int64(len(cur)))
 	var from []byte
 	maxTime := int64(math.MinInt64)
 	if feeds {
