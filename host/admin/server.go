@@ -62,6 +62,10 @@ type Config struct {
 	// Logger logs changes made through the API, refused calls and server
 	// errors (default: discard).
 	Logger *slog.Logger
+	// Pages are read-only routes served beside the API, by path pattern
+	// ("/metrics", "/ui/"): GET and HEAD only, under the same rules as the
+	// API's reads (no token needed on loopback).
+	Pages map[string]http.Handler
 }
 
 // Server is the admin HTTP API over a [Backend]. Its Handler is safe for
@@ -128,6 +132,12 @@ func NewServer(b Backend, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/functions/{pipeline}/{step}/discard", s.discard)
 	s.mux.HandleFunc("GET /v1/state/{pipeline}/{store}", s.state)
 	s.mux.HandleFunc("GET /v1/state/{pipeline}/{store}/{key...}", s.state)
+	for pattern, h := range cfg.Pages {
+		if !strings.HasPrefix(pattern, "/") || strings.HasPrefix(pattern, "/v1/") {
+			return nil, fmt.Errorf("admin: page %q: want a path outside /v1/", pattern)
+		}
+		s.mux.Handle("GET "+pattern, h)
+	}
 	s.hs = &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

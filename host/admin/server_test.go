@@ -767,3 +767,39 @@ func TestResolveToken(t *testing.T) {
 		})
 	}
 }
+
+// Pages are served like the API's reads: open on loopback, behind the
+// token from other hosts, GET only; /v1/ is the API's.
+func TestPages(t *testing.T) {
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page "+r.URL.Path) })
+	s, err := NewServer(NewMemoryBackend(), Config{Token: testToken, Pages: map[string]http.Handler{"/metrics": page, "/ui/": page}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method, host, path, token string
+		status                    int
+		body                      string
+	}{
+		{"GET", "127.0.0.1:7070", "/metrics", "", 200, "page /metrics"},
+		{"GET", "127.0.0.1:7070", "/ui/app.js", "", 200, "page /ui/app.js"},
+		{"GET", "evil.example:7070", "/ui/", "", 401, ""},
+		{"GET", "evil.example:7070", "/metrics", testToken, 200, "page /metrics"},
+		{"POST", "127.0.0.1:7070", "/metrics", testToken, 405, ""},
+	}
+	for _, tc := range tests {
+		req := httptest.NewRequest(tc.method, tc.path, nil)
+		req.Host = tc.host
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, req)
+		if w.Code != tc.status || tc.body != "" && w.Body.String() != tc.body {
+			t.Errorf("%s %s %s: %d %q, want %d %q", tc.method, tc.host, tc.path, w.Code, w.Body, tc.status, tc.body)
+		}
+	}
+	if _, err := NewServer(NewMemoryBackend(), Config{Pages: map[string]http.Handler{"/v1/x": page}}); err == nil {
+		t.Error("a page under /v1/ was accepted")
+	}
+}
