@@ -1,6 +1,7 @@
 package nxbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -38,6 +39,10 @@ type Options struct {
 	// DataDir holds the state of stateful queries (default: a temporary
 	// directory, removed after the run).
 	DataDir string
+	// Guarantee is the pipeline's delivery (default exactly_once; the
+	// stateful queries need it). In process, where nothing is committed,
+	// only the pipeline's validation sees it.
+	Guarantee host.Delivery
 }
 
 // Report is what a run measured.
@@ -69,6 +74,9 @@ func (o *Options) defaults() {
 	}
 	if o.Lang == "" {
 		o.Lang = "go"
+	}
+	if o.Guarantee == "" {
+		o.Guarantee = host.ExactlyOnce
 	}
 }
 
@@ -105,7 +113,7 @@ func (o *Options) Pipeline(dir string) (*host.Pipeline, error) {
 		src += "tables:\n" + q.Tables
 	}
 	src += "steps:\n" + q.Steps(o.functionRef)
-	src += fmt.Sprintf("sink: {topic: out}\ndelivery: exactly_once\nbatch_size: %d\n", o.BatchSize)
+	src += fmt.Sprintf("sink: {topic: out}\ndelivery: %s\nbatch_size: %d\n", cmp.Or(o.Guarantee, host.ExactlyOnce), o.BatchSize)
 	path := filepath.Join(dir, "nexmark-"+q.Name+".yaml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		return nil, err
