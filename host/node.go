@@ -372,6 +372,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer n.reg.close()
+	if err := n.awaitReset(ctx); err != nil { // reset.go
+		return err
+	}
 	if err := n.useRegistry(ctx); err != nil {
 		return err
 	}
@@ -388,7 +391,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		close(n.retired)
 		<-closerDone
 	}()
-	n.reg.onEvent = n.onRegistryEvent
+	n.reg.onEvent = n.watchResets(n.onRegistryEvent)
 	close(n.regReady)
 	rctx, stopRegistry := context.WithCancel(ctx)
 	tailDone := make(chan struct{})
