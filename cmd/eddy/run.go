@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/host/admin/dashboard"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -31,7 +33,8 @@ open transaction is finished (or aborted), offsets are committed, the node
 leaves the group.
 
 The node serves its admin API (health, status, function deploys; see eddy
-deploy) on --admin-addr, loopback by default. Calls that change anything need
+deploy) and a live web dashboard of the pipeline at /ui/ (docs/dashboard.md)
+on --admin-addr, loopback by default. Calls that change anything need
 the bearer token from --admin-token-file, EDDY_ADMIN_TOKEN or --admin-token;
 without one they are refused, and the node refuses to listen beyond loopback.`,
 		Example: `  eddy run pipeline.yaml --brokers kafka-1:9092,kafka-2:9092
@@ -114,7 +117,11 @@ func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFla
 	if err != nil {
 		return nil, "", "", fmt.Errorf("--admin-max-upload: %w", err)
 	}
-	srv, err := admin.NewServer(b, admin.Config{Addr: f.addr, Token: tok, Logger: c.logger, MaxUpload: int64(limit)})
+	srv, err := admin.NewServer(b, admin.Config{Addr: f.addr, Token: tok, Logger: c.logger, MaxUpload: int64(limit),
+		Pages: map[string]http.Handler{
+			dashboard.Prefix: dashboard.Handler(),
+			"/{$}":           http.RedirectHandler(dashboard.Prefix, http.StatusFound),
+		}})
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -128,7 +135,7 @@ func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFla
 	if tok == "" {
 		c.logger.Warn("admin API without a token: deploys and other changes are refused; set " + admin.TokenEnv + " or --admin-token-file")
 	}
-	c.logger.Info("admin API listening", "url", srv.URL())
+	c.logger.Info("admin API listening", "url", srv.URL(), "dashboard", srv.URL()+dashboard.Prefix)
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
