@@ -2,9 +2,11 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/eddy-streams/eddy/host/admin"
@@ -100,7 +102,10 @@ func (a nodeAdmin) Health(ctx context.Context) error {
 	}
 }
 
-func (a nodeAdmin) Status(ctx context.Context) (any, error) { return a.n.Status(), nil }
+func (a nodeAdmin) Status(ctx context.Context) (any, error) {
+	a.n.refreshEnds(ctx)
+	return a.n.Status(), nil
+}
 
 func (a nodeAdmin) Functions(ctx context.Context, pipeline string) ([]registry.StepState, error) {
 	if err := a.ready(ctx); err != nil {
@@ -194,4 +199,62 @@ func adminError(err error) error {
 		status = http.StatusBadRequest
 	}
 	return admin.Errorf(status, de.Code, "%s", de.Reason)
+}
+
+// ClusterStatus is what GET /v1/cluster answers: the status of every node
+// of the pipeline's group that advertises an admin API.
+type ClusterStatus struct {
+	Pipeline string       `json:"pipeline"`
+	Nodes    []NodeStatus `json:"nodes"`
+	// Unreachable are members whose admin API did not answer.
+	Unreachable []PeerError `json:"unreachable,omitempty"`
+}
+
+// PeerError is a member of the group that could not be asked.
+type PeerError struct {
+	Admin string `json:"admin"`
+	Error string `json:"error"`
+}
+
+// Cluster asks every other member of the group for its status, in
+// parallel, each within a few seconds.
+func (a nodeAdmin) Cluster(ctx context.Context) (any, error) {
+	n := a.n
+	n.refreshEnds(ctx)
+	cs := ClusterStatus{Pipeline: n.p.Name, Nodes: []NodeStatus{n.Status()}}
+	peers, err := n.groupAdmins(ctx)
+	if err != nil {
+		// Not in the group yet (or the broker is away): this node alone.
+		cs.Unreachable = append(cs.Unreachable, PeerError{Admin: "(group)", Error: err.Error()})
+		return cs, nil
+	}
+	type answer struct {
+		st  NodeStatus
+		err error
+	}
+	answers := make([]answer, len(peers))
+	var wg sync.WaitGroup
+	for i, url := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			raw, err := (&admin.Client{BaseURL: url, Token: n.adminToken}).Status(pctx)
+			if err == nil {
+				err = json.Unmarshal(raw.(json.RawMessage), &answers[i].st)
+			}
+			answers[i].err = err
+		}()
+	}
+	wg.Wait()
+	for i, ans := range answers {
+		if ans.err != nil {
+			cs.Unreachable = append(cs.Unreachable, PeerError{Admin: peers[i], Error: ans.err.Error()})
+			continue
+		}
+		cs.Nodes = append(cs.Nodes, ans.st)
+	}
+	sort.Slice(cs.Nodes, func(i, j int) bool { return cs.Nodes[i].Node < cs.Nodes[j].Node })
+	return cs, nil
 }

@@ -124,8 +124,10 @@ type Node struct {
 	stages  []Stage
 	parts   int32 // partitions of the repartition and changelog topics
 	stats   counters
-	// progress is the node's view of each input partition (observe.go).
+	// progress is the node's view of each input partition (observe.go);
+	// endsRead when refreshEnds last listed their ends (unix ns).
 	progress progressMap
+	endsRead atomic.Int64
 
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"math"
 	"path/filepath"
 	"slices"
@@ -8,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -30,7 +33,7 @@ type inputProgress struct {
 // markers that follow it when every record read is processed.
 func (p *inputProgress) position() int64 {
 	next := p.next.Load()
-	if c := p.control.Load(); c > next && p.dispatched.Load() <= max(next, 0) {
+	if c := p.control.Load(); c > 0 && c > next && p.dispatched.Load() <= max(next, 0) {
 		return c
 	}
 	return next
@@ -112,6 +115,13 @@ func (t *task) observe(b *batch) {
 	if len(b.records) > 0 {
 		t.n.progress.get(b.records[0].Topic, t.part).next.Store(b.last.Offset + 1)
 	}
+	t.noteWatermark()
+}
+
+// noteWatermark publishes the watermark of the task's first windowed step
+// (restored, for a new task). Called by the task's goroutine, or before it
+// starts.
+func (t *task) noteWatermark() {
 	wm := int64(math.MinInt64)
 	for i := range t.windows {
 		if tw := t.windows[i]; tw != nil {
@@ -159,6 +169,10 @@ func (n *Node) taskStatuses() []TaskStatus {
 		tasks = append(tasks, t)
 	}
 	n.mu.Unlock()
+	committed := map[string]map[int32]kgo.EpochOffset{}
+	if cl := n.clientLoaded.Load(); cl != nil {
+		committed = cl.CommittedOffsets()
+	}
 	out := make([]TaskStatus, 0, len(tasks))
 	for _, t := range tasks {
 		ts := TaskStatus{Stage: t.key.stage, Partition: t.part, In: t.counters.in.Load(), Out: t.counters.out.Load(),
@@ -168,7 +182,14 @@ func (n *Node) taskStatuses() []TaskStatus {
 		}
 		for _, in := range t.stage.Inputs {
 			p := n.progress.get(in, t.part)
-			ts.Inputs = append(ts.Inputs, InputStatus{Topic: in, Partition: t.part, Offset: p.position(), End: p.end.Load(), Lag: p.lag()})
+			is := InputStatus{Topic: in, Partition: t.part, Offset: p.position(), End: p.end.Load()}
+			if c, ok := committed[in][t.part]; ok && c.Offset > is.Offset {
+				is.Offset = c.Offset // nothing processed here since the group's last commit
+			}
+			if is.Offset >= 0 && is.End >= 0 {
+				is.Lag = max(is.End-is.Offset, 0)
+			}
+			ts.Inputs = append(ts.Inputs, is)
 		}
 		out = append(out, ts)
 	}
@@ -266,4 +287,30 @@ func (n *Node) graph() Graph {
 		g.Steps = append(g.Steps, gs)
 	}
 	return g
+}
+
+// refreshEnds reads the end (last stable offset) of every input partition
+// the node owns, for partitions that have fetched nothing lately: a caught-up
+// partition returns no records, so its end would otherwise be unknown. At
+// most once a second.
+func (n *Node) refreshEnds(ctx context.Context) {
+	cl := n.clientLoaded.Load()
+	if cl == nil || time.Since(time.Unix(0, n.endsRead.Load())) < time.Second {
+		return
+	}
+	n.endsRead.Store(time.Now().UnixNano())
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, n.inputs()...)
+	if err != nil {
+		return // the status says what the fetches said
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			p := n.progress.get(o.Topic, o.Partition)
+			if o.Offset > p.end.Load() {
+				p.end.Store(o.Offset)
+			}
+		}
+	})
 }

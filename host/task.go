@@ -136,6 +136,7 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	}
 	t.setHeaders()
 	t.refreshShadow(ctx)
+	t.noteWatermark()
 	go t.run(ctx)
 	return t, nil
 }

@@ -90,6 +90,7 @@ AssemblyScript, compile them to .wasm, and let Eddy run them over records.`,
 		newPromoteCmd(c),
 		newDiscardCmd(c),
 		newStatusCmd(c),
+		newTopCmd(c),
 		newResetCmd(c),
 	)
 	return root

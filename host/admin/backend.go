@@ -33,6 +33,9 @@ type Backend interface {
 	// Status returns the node's status, in a shape of the node's choosing;
 	// it must encode with encoding/json.
 	Status(ctx context.Context) (any, error)
+	// Cluster returns the status of every node of the pipeline's group
+	// that serves an admin API, gathered by this node (GET /v1/cluster).
+	Cluster(ctx context.Context) (any, error)
 	// Functions returns the registry state of the pipeline's steps, or of
 	// every pipeline's if pipeline is "".
 	Functions(ctx context.Context, pipeline string) ([]registry.StepState, error)

@@ -54,6 +54,15 @@ func (c *Client) Status(ctx context.Context) (any, error) {
 	return raw, nil
 }
 
+// Cluster implements Backend.Cluster. The status is a json.RawMessage.
+func (c *Client) Cluster(ctx context.Context) (any, error) {
+	var raw json.RawMessage
+	if err := c.do(ctx, http.MethodGet, "/v1/cluster", nil, "", &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
 // Functions implements Backend.Functions.
 func (c *Client) Functions(ctx context.Context, pipeline string) ([]registry.StepState, error) {
 	path := "/v1/functions"

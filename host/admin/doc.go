@@ -26,6 +26,7 @@
 //
 //	GET  /v1/health                                  {"status":"ok"}, or 503 "unavailable"
 //	GET  /v1/status                                  the node's status, in the shape the node chooses
+//	GET  /v1/cluster                                 the status of every node of the group, gathered by this one
 //	GET  /v1/functions[?pipeline=P]                  {"functions":[step...]}
 //	GET  /v1/functions/{pipeline}/{step}             one step with its history
 //	POST /v1/functions/{pipeline}/{step}             deploy → 201 with the event

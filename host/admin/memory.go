@@ -97,6 +97,15 @@ func (m *MemoryBackend) Health(ctx context.Context) error {
 	return m.mu.health
 }
 
+// Cluster implements Backend.Cluster: a group of one, this backend.
+func (m *MemoryBackend) Cluster(ctx context.Context) (any, error) {
+	st, err := m.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"nodes": []any{st}}, nil
+}
+
 // Status implements Backend.Status.
 func (m *MemoryBackend) Status(ctx context.Context) (any, error) {
 	defer m.mu.Unlock()

@@ -124,6 +124,7 @@ func NewServer(b Backend, cfg Config) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/health", s.health)
 	s.mux.HandleFunc("GET /v1/status", s.status)
+	s.mux.HandleFunc("GET /v1/cluster", s.cluster)
 	s.mux.HandleFunc("GET /v1/functions", s.functions)
 	s.mux.HandleFunc("GET /v1/functions/{pipeline}/{step}", s.history)
 	s.mux.HandleFunc("POST /v1/functions/{pipeline}/{step}", s.deploy)
@@ -365,6 +366,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	v, err := s.b.Status(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reply(w, r, http.StatusOK, v)
+}
+
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	v, err := s.b.Cluster(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -359,7 +359,8 @@ func (f failing) Health(context.Context) error { return f.err }
 func (f failing) State(context.Context, StateQuery) (StateResult, error) {
 	return StateResult{}, f.err
 }
-func (f failing) Status(context.Context) (any, error) { return nil, f.err }
+func (f failing) Status(context.Context) (any, error)  { return nil, f.err }
+func (f failing) Cluster(context.Context) (any, error) { return nil, f.err }
 func (f failing) Functions(context.Context, string) ([]registry.StepState, error) {
 	return nil, f.err
 }
