@@ -133,6 +133,7 @@ type Node struct {
 	sess    *kgo.GroupTransactSession
 	db      *state.DB // nil without stateful steps
 	txnOpen bool      // a transaction was begun and not yet ended (poll loop and shutdown only)
+	txnWork bool      // the open transaction got records to process (poll loop only)
 	// clientLoaded publishes cl to Stats, which may run on any goroutine.
 	clientLoaded atomic.Pointer[kgo.Client]
 
@@ -505,10 +506,14 @@ func (n *Node) loop(ctx context.Context) error {
 		})
 		n.flushHeld(ctx)
 		if eos && time.Since(txnStart) >= n.p.CommitInterval {
-			if err := n.endTransaction(ctx, kgo.TryCommit); err != nil {
+			end := n.endTransaction
+			if !n.txnWork {
+				end = n.endIdleTransaction
+			}
+			if err := end(ctx, kgo.TryCommit); err != nil {
 				return err
 			}
-			txnStart = time.Time{}
+			txnStart, n.txnWork = time.Time{}, false
 		}
 	}
 }
@@ -633,6 +638,9 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 		return // revoked meanwhile: the next owner fetches these again
 	}
 	recs := n.dropControl(fp)
+	if len(recs) > 0 {
+		n.txnWork = true
+	}
 	for len(recs) > 0 {
 		k := min(len(recs), n.p.BatchSize)
 		b := &batch{records: recs[:k], last: recs[k-1]}
@@ -748,6 +756,20 @@ func (n *Node) drainTasks(ctx context.Context) error {
 		case <-time.After(time.Millisecond):
 		}
 	}
+}
+
+// endIdleTransaction ends a transaction that got no records: nothing was
+// produced or consumed in it, so there is nothing to commit. It is aborted,
+// which the client does at once (committing a transaction without offsets
+// holds the client for 500 ms against a rebalance race, and an idle node
+// ends one every commit interval).
+func (n *Node) endIdleTransaction(ctx context.Context, _ kgo.TransactionEndTry) error {
+	_, err := n.sess.End(ctx, kgo.TryAbort)
+	n.txnOpen = false
+	if err != nil {
+		return fmt.Errorf("end transaction: %w", err)
+	}
+	return nil
 }
 
 // endTransaction waits for all work of the transaction, then commits it with
