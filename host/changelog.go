@@ -101,6 +101,8 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 	if o, ok := ends.Lookup(ts.topic, part); ok && o.Err == nil {
 		end = o.Offset
 	}
+	meter := n.metrics.restoring(end - next) // metrics.go
+	defer meter.done()
 	wait := 5 * time.Second // the first fetch also looks up the partition
 	for end < 0 || next < end {
 		pctx, cancel := context.WithTimeout(ctx, wait)
@@ -131,6 +133,7 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 				return err
 			}
 			restored += len(changes)
+			meter.restored(len(changes), end-next)
 		}
 		// Done at the end offset, or when a poll finds nothing: the rest
 		// is aborted records or transaction markers.

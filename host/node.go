@@ -127,6 +127,7 @@ type Node struct {
 	// progress is the node's view of each input partition (observe.go);
 	// endsRead when refreshEnds last listed their ends (unix ns).
 	progress progressMap
+	metrics  *metrics // metrics.go
 	endsRead atomic.Int64
 
 	cl      *kgo.Client
@@ -188,6 +189,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
+	n.metrics = newMetrics(n)
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
 			return nil, nil
@@ -370,6 +372,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 			return err
 		}
 		defer n.db.Close()
+		n.metrics.db.Store(n.db)
 	}
 	if n.reg, err = openRegistry(ctx, n.cfg.Brokers, n.cfg.RegistryTopic, n.db, n.log); err != nil {
 		return err
@@ -776,6 +779,7 @@ func (n *Node) endIdleTransaction(ctx context.Context, _ kgo.TransactionEndTry) 
 // the consumed offsets (or aborts: the session then rewinds to the committed
 // offsets and the records are processed again).
 func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) error {
+	began := time.Now()
 	if err := n.drainTasks(ctx); err != nil {
 		try = kgo.TryAbort
 		if errors.Is(err, context.Canceled) {
@@ -795,6 +799,7 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 	}
 	if committed {
 		n.stats.commits.Add(1)
+		n.metrics.commit.Observe(time.Since(began).Seconds())
 	} else {
 		n.stats.aborts.Add(1)
 		n.log.Info("transaction aborted; records will be processed again")
@@ -842,6 +847,7 @@ func (n *Node) rebuildTasks(ctx context.Context) error {
 			}
 		}
 	}
+	n.metrics.taskRebuilds.Add(int64(len(old)))
 	n.log.Info("tasks rebuilt from the committed state", "tasks", len(old))
 	return nil
 }

@@ -347,6 +347,7 @@ type swapPauses struct {
 const maxPauses = 4096
 
 func (n *Node) recordPause(d time.Duration) {
+	n.metrics.swapPause.Observe(d.Seconds())
 	p := &n.pauses
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -275,7 +275,9 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	cur := in
 	var shadowIn []abi.Record // the input of the shadowed step, if any
 	var shadowSrc []int32
+	var meter stepMeter // metrics.go
 	for s := first; s < t.stage.To; s++ {
+		meter.enter(t, s, len(cur))
 		switch n.p.Steps[s].Kind {
 		case StepJoin:
 			var err error
@@ -310,6 +312,7 @@ func (t *task) process(ctx context.Context, b *batch) error {
 			return err
 		}
 	}
+	meter.leave(t, len(cur))
 	feeds := n.feedsWindows(t.stage)
 	if feeds {
 		// The next stage's windows need the records' event time.
@@ -405,6 +408,9 @@ func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.I
 		next = append(next, out.Records[j])
 		nsrc = append(nsrc, src[f])
 	}
+	if deadLetters {
+		n.metrics.countDropped(s, kind, len(cur), len(next), out.From, failed)
+	}
 	return next, nsrc, nil
 }
 
@@ -463,6 +469,7 @@ func (t *task) idle() bool {
 func (t *task) deadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, e *runtime.Error) {
 	n := t.n
 	n.stats.deadLettered.Add(1)
+	n.metrics.steps[s].deadLettered.Add(1)
 	digest := "none" // a key_by step on a field runs no function
 	if lf := t.fns[s]; lf != nil {
 		digest = "sha256:" + lf.fn.Digest()

@@ -51,6 +51,12 @@ func Open(dir string, opts Options) (*DB, error) {
 // Close closes the database. Pending changes of open stores are lost.
 func (db *DB) Close() error { return db.bdb.Close() }
 
+// Size returns the database's size on disk in bytes: its LSM tree (keys and
+// small values) and its value log, as Badger last measured them (at open,
+// then once a minute). It is cheap, and safe to call at any time, also
+// after Close (it then returns the last measure).
+func (db *DB) Size() (lsm, vlog int64) { return db.bdb.Size() }
+
 // Store returns the keyspace of (pipeline, name, partition).
 func (db *DB) Store(pipeline, name string, partition int32) *Store {
 	var p []byte

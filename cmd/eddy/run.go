@@ -33,10 +33,11 @@ open transaction is finished (or aborted), offsets are committed, the node
 leaves the group.
 
 The node serves its admin API (health, status, function deploys; see eddy
-deploy) and a live web dashboard of the pipeline at /ui/ (docs/dashboard.md)
-on --admin-addr, loopback by default. Calls that change anything need
-the bearer token from --admin-token-file, EDDY_ADMIN_TOKEN or --admin-token;
-without one they are refused, and the node refuses to listen beyond loopback.`,
+deploy), a live web dashboard of the pipeline at /ui/ (docs/dashboard.md)
+and its Prometheus metrics at /metrics (docs/metrics.md) on --admin-addr,
+loopback by default. Calls that change anything need the bearer token from
+--admin-token-file, EDDY_ADMIN_TOKEN or --admin-token; without one they are
+refused, and the node refuses to listen beyond loopback.`,
 		Example: `  eddy run pipeline.yaml --brokers kafka-1:9092,kafka-2:9092
   eddy run examples/upper.yaml            # against eddy broker on 127.0.0.1:9092`,
 		Args: cobra.ExactArgs(1),
@@ -68,7 +69,13 @@ without one they are refused, and the node refuses to listen beyond loopback.`,
 				}
 				return err
 			}
-			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), &af)
+			// Read-only pages beside the admin API.
+			pages := map[string]http.Handler{
+				"/metrics":       n.Metrics(),
+				dashboard.Prefix: dashboard.Handler(),
+				"/{$}":           http.RedirectHandler(dashboard.Prefix, http.StatusFound),
+			}
+			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), pages, &af)
 			if err != nil {
 				return err
 			}
@@ -103,9 +110,10 @@ func (f *adminServerFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.maxUpload, "admin-max-upload", "64MiB", "largest admin request body (a module with its smoke test)")
 }
 
-// startAdmin serves a node's admin API until the returned stop is called;
-// url is where it listens ("" without one) and tok its token.
-func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFlags) (stop func(), url, tok string, err error) {
+// startAdmin serves a node's admin API, and pages beside it
+// (admin.Config.Pages), until the returned stop is called; url is where it
+// listens ("" without one) and tok its token.
+func (c *cli) startAdmin(ctx context.Context, b admin.Backend, pages map[string]http.Handler, f *adminServerFlags) (stop func(), url, tok string, err error) {
 	if f.addr == "off" {
 		return func() {}, "", "", nil
 	}
@@ -118,10 +126,7 @@ func (c *cli) startAdmin(ctx context.Context, b admin.Backend, f *adminServerFla
 		return nil, "", "", fmt.Errorf("--admin-max-upload: %w", err)
 	}
 	srv, err := admin.NewServer(b, admin.Config{Addr: f.addr, Token: tok, Logger: c.logger, MaxUpload: int64(limit),
-		Pages: map[string]http.Handler{
-			dashboard.Prefix: dashboard.Handler(),
-			"/{$}":           http.RedirectHandler(dashboard.Prefix, http.StatusFound),
-		}})
+		Pages: pages})
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -1,0 +1,27 @@
+package host
+
+import (
+	"testing"
+
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// BenchmarkStepMeter measures what metrics add to a task's batch: a stage
+// of a map and a filter over a batch of 500 records (the default
+// batch_size) metered as process meters it (stepMeter, countDropped).
+func BenchmarkStepMeter(b *testing.B) {
+	const batch = 500
+	p := &Pipeline{Name: "bench", Steps: []Step{{Name: "m", Kind: StepMap}, {Name: "f", Kind: StepFilter}}}
+	n := &Node{p: p, stages: []Stage{{From: 0, To: 2, Last: true}}}
+	n.metrics = newMetrics(n)
+	t := &task{n: n, insts: make([]*runtime.Instance, len(p.Steps))}
+	b.ReportAllocs()
+	for b.Loop() {
+		var sm stepMeter
+		sm.enter(t, 0, batch)
+		sm.enter(t, 1, batch)
+		n.metrics.countDropped(1, StepFilter, batch, batch/2, nil, nil)
+		sm.leave(t, batch/2)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/record")
+}
