@@ -127,8 +127,8 @@ type Node struct {
 	// progress is the node's view of each input partition (observe.go);
 	// endsRead when refreshEnds last listed their ends (unix ns).
 	progress progressMap
-	metrics  *metrics // metrics.go
 	endsRead atomic.Int64
+	metrics  *metrics // metrics.go
 
 	cl      *kgo.Client
 	sess    *kgo.GroupTransactSession
