@@ -493,6 +493,11 @@ func (n *Node) loop(ctx context.Context) error {
 		if ferr != nil {
 			return ferr
 		}
+		if eos && !n.txnWork {
+			// Nothing is processed in this transaction yet: a version
+			// staged meanwhile takes over now, for every record of it.
+			n.applySwaps(ctx)
+		}
 		if n.p.Delivery == AtMostOnce && fetches.NumRecords() > 0 {
 			// Commit before processing: a crash loses these records rather
 			// than produce their output twice.

@@ -116,7 +116,7 @@ delivery: exactly_once
 		t.Fatalf("shadow deploy: exit %d\n%s%s", code, out, stderr)
 	}
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		out, _, _ = run(t, "", "status", "--admin", url)
+		out, _, _ = run(t, "", "status", "--local", "--admin", url)
 		if strings.Contains(out, `"shadow": 3`) {
 			break
 		}
