@@ -69,7 +69,12 @@ nexmark-<query>-<stamp>-out, in this process. Without --brokers each run
 starts an embedded broker (kfake) in this process, which then shares its
 cores and its heap; with --brokers the run's topics are left on the cluster.
 Windowed queries get one end event per input partition, an hour after the
-last, which closes their last windows (their own windows stay open).
+last, which closes their last windows (their own windows stay open). A run
+ends when the node has read every input and its output has not changed for
+a second (not timed); a query that repartitions (q5, q7, q8, q11, q12) is
+first run in process with the native functions, untimed, to learn how many
+outputs to wait for, since its second stage shows no progress until a
+window closes.
   events/s: generated events / the time from the node's start (consumer group
     join included) until its last output is readable; per process, which uses
     every core (GOMAXPROCS, printed above the table), not per core.
@@ -79,8 +84,8 @@ last, which closes their last windows (their own windows stay open).
     — under exactly_once, the commit of the output's transaction (every
     100 ms). Window results are paired with the first input at or after the
     window's end (the one that can close it); other outputs with the inputs in
-    order and in proportion: exact for one output per input (q0, q1), an
-    approximation for filters and joins. For queries that repartition, the
+    order and in proportion: exact for one output per input (q0, q1) but for
+    how the partitions interleave, an approximation for filters and joins. For queries that repartition, the
     latency spans both stages.
   allocs/event: heap allocations of the whole process while the node runs —
     the embedded broker's included — less the output reader's (measured by

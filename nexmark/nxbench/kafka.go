@@ -347,7 +347,8 @@ func kafkaMurmur2(b []byte) int32 {
 // record at or after the window's end (the record that can close it), other
 // outputs with inputs in order and in proportion (the k-th of O outputs
 // with the ⌈k·I/O⌉-th of I inputs): exact for one output per input (q0,
-// q1), an approximation for filters and joins. AllocsPerEvent counts the
+// q1) but for how the partitions interleave, an approximation for filters
+// and joins. AllocsPerEvent counts the
 // heap allocations of the whole process while the node runs, the embedded
 // broker's included, less those of reading the output (measured by reading
 // it again after the run).
