@@ -290,40 +290,10 @@ func endMarker(t string, p, parts int32, at int64) abi.Record {
 func keyFor(p, parts int32) []byte {
 	for i := 0; ; i++ {
 		k := []byte("end-" + strconv.Itoa(i))
-		if (kafkaMurmur2(k)&0x7fffffff)%parts == p {
+		if host.KeyPartition(k, parts) == p {
 			return k
 		}
 	}
-}
-
-// kafkaMurmur2 is the 32-bit murmur2 hash of Kafka's clients (seed
-// 0x9747b28c), as host's partitioner computes it (host does not export it).
-func kafkaMurmur2(b []byte) int32 {
-	const seed, m, r = uint32(0x9747b28c), uint32(0x5bd1e995), 24
-	h := seed ^ uint32(len(b))
-	for len(b) >= 4 {
-		k := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-		k *= m
-		k ^= k >> r
-		k *= m
-		h = h*m ^ k
-		b = b[4:]
-	}
-	switch len(b) {
-	case 3:
-		h ^= uint32(b[2]) << 16
-		fallthrough
-	case 2:
-		h ^= uint32(b[1]) << 8
-		fallthrough
-	case 1:
-		h ^= uint32(b[0])
-		h *= m
-	}
-	h ^= h >> 13
-	h *= m
-	h ^= h >> 15
-	return int32(h)
 }
 
 // RunKafka runs a query Kafka to Kafka: it writes the generated events to
