@@ -85,7 +85,11 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ts.topic: {part: start}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond),
+		// Transaction markers come through, so that a log whose tail is
+		// markers (and aborted records) is known to be read to its end
+		// instead of waiting out a fetch that returns nothing.
+		kgo.KeepControlRecords())
 	if err != nil {
 		return err
 	}
@@ -124,11 +128,14 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 		var changes []state.Change
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			for _, r := range fp.Records {
-				changes = append(changes, state.Change{Key: r.Key, Value: r.Value, Deleted: r.Value == nil})
 				next = r.Offset + 1
+				if r.Attrs.IsControl() {
+					continue
+				}
+				changes = append(changes, state.Change{Key: r.Key, Value: r.Value, Deleted: r.Value == nil})
 			}
 		})
-		if len(changes) > 0 {
+		if fetches.NumRecords() > 0 { // data or markers: the checkpoint moves
 			if err := ts.st.Restore(changes, next); err != nil {
 				return err
 			}
