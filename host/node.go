@@ -808,7 +808,7 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 	} else {
 		n.stats.aborts.Add(1)
 		n.log.Info("transaction aborted; records will be processed again")
-		if n.stateful() && ctx.Err() == nil {
+		if n.stateful() && ctx.Err() == nil && n.runCtx.Err() == nil { // not when stopping
 			return n.rebuildTasks(ctx)
 		}
 	}
