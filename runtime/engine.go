@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime/internal/interrupt"
 )
 
 // Engine compiles guest modules into Functions (Load), and wraps functions
@@ -27,6 +28,7 @@ import (
 type Engine struct {
 	cfg   config
 	cache wazero.CompilationCache
+	wd    *watchdog // stops the calls of interruptible functions at their deadline
 }
 
 // NewEngine returns an Engine. With the default options, compiled code is
@@ -39,7 +41,7 @@ func NewEngine(opts ...Option) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, wd: newWatchdog()}
 	if !cfg.noCache {
 		dir := cfg.cacheDir
 		if dir == "" {
@@ -76,14 +78,27 @@ func (c *config) validate() error {
 	return nil
 }
 
-// Close releases the compilation cache.
-func (e *Engine) Close(ctx context.Context) error { return e.cache.Close(ctx) }
+// Close stops the engine's watchdog (calls of functions still open are then
+// no longer stopped at their deadline) and releases the compilation cache.
+func (e *Engine) Close(ctx context.Context) error {
+	e.wd.close()
+	return e.cache.Close(ctx)
+}
 
 var wasmMagic = []byte{0x00, 'a', 's', 'm'}
 
 // Load compiles and validates a module and returns a Function ready to call.
 // name identifies the function in logs and errors. Options override the
 // engine's for this function.
+//
+// Unless WithUninterruptible is given, the module is first rewritten so that
+// a call can be stopped at its deadline or when its context is done: a check
+// at every loop header and function entry, which the engine's watchdog turns
+// into a trap (package runtime/internal/interrupt). A module the rewrite
+// cannot read (an opcode it does not know, memory64, several memories, more
+// than 50,000 locals in a function) is refused with ErrInvalidModule naming
+// what and where. Digest, Size and the manifest are those of the module as
+// given; the compiled code (and its cache entry) is the rewritten module's.
 //
 // Validation, in order: the bytes are a Wasm binary; it compiles; it exports
 // the eddy_abi_v1 marker (a different version gives ErrABIVersion); it imports
@@ -112,10 +127,20 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 		pool:   make(chan *Instance, cfg.poolSize),
 	}
 	f.limiter = newLimiter(cfg.logRate)
+	code := wasm
+	if !cfg.noInterrupt {
+		m, err := interrupt.Instrument(wasm)
+		if err != nil {
+			return fail(fmt.Errorf("%w: adding interrupt checks: %v", ErrInvalidModule, err))
+		}
+		code, f.wd, f.startExport = m.Wasm, e.wd, m.Start
+	}
+	// wazero's own termination checks stay off: the interrupt checks
+	// replace them (with WithUninterruptible, nothing does).
 	rtCfg := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(uint32(cfg.memoryLimit / pageSize)).
-		WithCloseOnContextDone(!cfg.noInterrupt)
+		WithCloseOnContextDone(false)
 	f.rt = wazero.NewRuntimeWithConfig(ctx, rtCfg)
 	ok := false
 	defer func() {
@@ -123,7 +148,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 			f.rt.Close(ctx)
 		}
 	}()
-	compiled, err := f.rt.CompileModule(ctx, wasm)
+	compiled, err := f.rt.CompileModule(ctx, code)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrInvalidModule, err))
 	}

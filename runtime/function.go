@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime/internal/interrupt"
 )
 
 // Function is a compiled, validated guest module (Engine.Load), or a Native
@@ -28,6 +29,13 @@ type Function struct {
 	imports  []string
 	limiter  *limiter
 	pool     chan *Instance
+
+	// wd stops calls at their deadline; nil for an uninterruptible or
+	// native function, whose module has no interrupt flag.
+	wd *watchdog
+	// startExport: the module had a start section, which Load turned into
+	// the export interrupt.StartExport, called after instantiation.
+	startExport bool
 
 	countersMu sync.Mutex
 	counters   map[string]int64
@@ -80,7 +88,9 @@ func (f *Function) Info() Info {
 		return info
 	}
 	for name := range f.compiled.ExportedFunctions() {
-		info.Exports = append(info.Exports, name)
+		if name != interrupt.StartExport || !f.startExport {
+			info.Exports = append(info.Exports, name)
+		}
 	}
 	sort.Strings(info.Exports)
 	if m, ok := f.compiled.ExportedMemories()[abi.ExportMemory]; ok {
@@ -141,6 +151,9 @@ func (f *Function) Close(ctx context.Context) error {
 		default:
 			if f.rt == nil {
 				return nil // a native function
+			}
+			if f.wd != nil {
+				f.wd.removeFunction(f)
 			}
 			return f.rt.Close(ctx)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime/internal/interrupt"
 )
 
 // Instance is one instantiation of a Function. It is not safe for concurrent
@@ -35,6 +36,12 @@ type Instance struct {
 	state    State
 	aggInit  []byte // cached answer of eddy_agg_init
 	rebuilds int
+
+	// slot is the module's entry in the engine's watchdog, nil for an
+	// uninterruptible function. interrupted says that the watchdog stopped
+	// the last failed call.
+	slot        *callSlot
+	interrupted bool
 
 	lastCode   abi.Code // set by the error host call during a call
 	lastReason string
@@ -83,9 +90,18 @@ func (i *Instance) Close(ctx context.Context) error {
 	if i.mod == nil {
 		return nil
 	}
+	i.unwatch()
 	err := i.mod.Close(ctx)
 	i.mod = nil
 	return err
+}
+
+// unwatch takes the module out of the watchdog.
+func (i *Instance) unwatch() {
+	if i.slot != nil {
+		i.fn.wd.remove(i.slot)
+		i.slot = nil
+	}
 }
 
 func (i *Instance) instantiate(ctx context.Context) error {
@@ -94,29 +110,104 @@ func (i *Instance) instantiate(ctx context.Context) error {
 	binary.LittleEndian.PutUint64(seed[:], f.cfg.seed)
 	cfg := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions(abi.ExportInitialize).
 		WithStdout(f.newLineWriter("stdout", slog.LevelInfo)).
 		WithStderr(f.newLineWriter("stderr", slog.LevelWarn)).
 		WithRandSource(rand.NewChaCha8(seed))
 	if f.cfg.clock == ClockSystem {
 		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
 	}
-	cctx, cancel := context.WithTimeout(context.WithValue(ctx, instKey{}, i), f.cfg.callTimeout)
-	defer cancel()
-	mod, err := f.rt.InstantiateModule(cctx, f.compiled, cfg)
+	ictx := context.WithValue(ctx, instKey{}, i)
+	if f.wd == nil {
+		// Uninterruptible: wazero runs the start function, and nothing
+		// can stop it.
+		mod, err := f.rt.InstantiateModule(ictx, f.compiled, cfg.WithStartFunctions(abi.ExportInitialize))
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("function %s: instantiate: %w", f.name, ctx.Err())
+			}
+			return fmt.Errorf("function %s: instantiate: %s", f.name, firstLine(err.Error()))
+		}
+		i.setModule(mod)
+		return nil
+	}
+	// Interruptible: the start functions run under the watchdog, which
+	// needs the module's flag, so they are called here rather than by
+	// wazero: the former start section first (interrupt.StartExport), then
+	// _initialize, as wazero would.
+	mod, err := f.rt.InstantiateModule(ictx, f.compiled, cfg.WithStartFunctions())
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("function %s: instantiate: %w", f.name, ctx.Err())
 		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("function %s: instantiate: start function did not finish within %s", f.name, f.cfg.callTimeout)
-		}
 		return fmt.Errorf("function %s: instantiate: %s", f.name, firstLine(err.Error()))
 	}
+	flag, ok1 := mod.ExportedGlobal(interrupt.FlagExport).(api.MutableGlobal)
+	fuel, ok2 := mod.ExportedGlobal(interrupt.FuelExport).(api.MutableGlobal)
+	if !ok1 || !ok2 {
+		mod.Close(ctx)
+		return fmt.Errorf("function %s: instantiate: no interrupt flag and fuel", f.name)
+	}
+	i.setModule(mod)
+	i.slot = &callSlot{fn: f, flag: flag, fuel: fuel}
+	f.wd.add(i.slot)
+	for _, name := range [...]string{interrupt.StartExport, abi.ExportInitialize} {
+		fn := mod.ExportedFunction(name)
+		if fn == nil || (name == interrupt.StartExport && !f.startExport) {
+			continue
+		}
+		what := name
+		if name == interrupt.StartExport {
+			what = "the start function"
+		}
+		def := fn.Definition()
+		if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
+			i.Close(ctx)
+			return fmt.Errorf("function %s: instantiate: %s has type %s, want () -> ()", f.name, what, sig(def.ParamTypes(), def.ResultTypes()))
+		}
+		if err := i.invoke(ictx, fn, nil); err != nil {
+			interrupted := i.interrupted
+			i.Close(ctx)
+			var exit *sys.ExitError
+			switch {
+			case ctx.Err() != nil:
+				return fmt.Errorf("function %s: instantiate: %w", f.name, ctx.Err())
+			case interrupted:
+				return fmt.Errorf("function %s: instantiate: start function did not finish within %s", f.name, f.cfg.callTimeout)
+			case errors.As(err, &exit):
+				return fmt.Errorf("function %s: instantiate: %s exited with code %d", f.name, what, exit.ExitCode())
+			default:
+				return fmt.Errorf("function %s: instantiate: %s: %s", f.name, what, firstLine(err.Error()))
+			}
+		}
+	}
+	return nil
+}
+
+func (i *Instance) setModule(mod api.Module) {
 	i.mod, i.mem = mod, mod.ExportedMemory(abi.ExportMemory)
 	i.exports = make(map[string]api.Function, 4)
 	i.inPtr, i.inCap, i.aggInit = 0, 0, nil
-	return nil
+}
+
+// invoke calls fn. For an interruptible function, the call is armed in the
+// watchdog with the call timeout and ctx, and i.interrupted says afterwards
+// whether the watchdog stopped it.
+func (i *Instance) invoke(ctx context.Context, fn api.Function, stack []uint64) error {
+	s := i.slot
+	if s == nil {
+		return fn.CallWithStack(ctx, stack)
+	}
+	s.arm(ctx, i.fn.wd.now()+int64(i.fn.cfg.callTimeout))
+	err := fn.CallWithStack(ctx, stack)
+	i.interrupted = s.disarm()
+	if i.interrupted && err == nil {
+		// The call returned as the watchdog fired: its answer stands, and
+		// the next call must not trap on the flag. (The fuel the watchdog
+		// took only makes the next check refuel.)
+		s.flag.Set(0)
+		i.interrupted = false
+	}
+	return err
 }
 
 func (i *Instance) export(name string) api.Function {
@@ -128,9 +219,13 @@ func (i *Instance) export(name string) api.Function {
 	return fn
 }
 
-// discard drops the module after a failure; the next call rebuilds it.
+// discard drops the module after a failure; the next call rebuilds it. (A
+// module stopped by the watchdog still has its flag set: it must not be
+// called again. It would not be anyway: a trap can leave a module's state
+// half updated.)
 func (i *Instance) discard(ctx context.Context) {
 	if i.mod != nil {
+		i.unwatch()
 		_ = i.mod.Close(ctx)
 		i.mod = nil
 		i.rebuilds++
@@ -151,8 +246,7 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 			return nil, err
 		}
 	}
-	cctx, cancel := context.WithTimeout(context.WithValue(ctx, instKey{}, i), i.fn.cfg.callTimeout)
-	defer cancel()
+	ictx := context.WithValue(ctx, instKey{}, i)
 	n := uint32(len(input))
 	if uint64(len(input)) > maxMemoryLimit {
 		return nil, fmt.Errorf("function %s (%s): envelope of %d bytes exceeds the ABI's limit", i.fn.name, kind, len(input))
@@ -163,8 +257,8 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 			size = n
 		}
 		i.stack[0] = uint64(size)
-		if err := i.export(abi.ExportAlloc).CallWithStack(cctx, i.stack[:]); err != nil {
-			return nil, i.fail(ctx, cctx, kind, err)
+		if err := i.invoke(ictx, i.export(abi.ExportAlloc), i.stack[:]); err != nil {
+			return nil, i.fail(ctx, kind, err)
 		}
 		ptr := uint32(i.stack[0])
 		if ptr == 0 {
@@ -183,8 +277,8 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 	}
 	i.lastCode, i.lastReason = 0, ""
 	i.stack[0], i.stack[1] = uint64(i.inPtr), uint64(n)
-	if err := i.export(export).CallWithStack(cctx, i.stack[:]); err != nil {
-		return nil, i.fail(ctx, cctx, kind, err)
+	if err := i.invoke(ictx, i.export(export), i.stack[:]); err != nil {
+		return nil, i.fail(ctx, kind, err)
 	}
 	return i.answer(ctx, kind, int64(i.stack[0]))
 }
@@ -215,7 +309,7 @@ func (i *Instance) answer(ctx context.Context, kind abi.Kind, ret int64) ([]byte
 }
 
 // fail classifies a failed call and discards the instance.
-func (i *Instance) fail(ctx, cctx context.Context, kind abi.Kind, err error) error {
+func (i *Instance) fail(ctx context.Context, kind abi.Kind, err error) error {
 	var memSize uint32
 	if i.mem != nil {
 		memSize = i.mem.Size()
@@ -224,7 +318,7 @@ func (i *Instance) fail(ctx, cctx context.Context, kind abi.Kind, err error) err
 	if ctx.Err() != nil {
 		return fmt.Errorf("function %s (%s): %w", i.fn.name, kind, ctx.Err())
 	}
-	e := i.classify(kind, err, memSize, cctx)
+	e := i.classify(kind, err, memSize)
 	if i.lastReason != "" {
 		// A guest that reports through error() before trapping (an SDK's
 		// abort handler) gets its reason into the failure.
@@ -234,7 +328,7 @@ func (i *Instance) fail(ctx, cctx context.Context, kind abi.Kind, err error) err
 }
 
 // classify names the cause of a failed call.
-func (i *Instance) classify(kind abi.Kind, err error, memSize uint32, cctx context.Context) *Error {
+func (i *Instance) classify(kind abi.Kind, err error, memSize uint32) *Error {
 	limit := uint32(i.fn.cfg.memoryLimit / pageSize * pageSize)
 	// wazero does not say that a memory.grow was refused, so a failure with
 	// memory close to the limit is reported as exhaustion. Runtimes grow in
@@ -244,7 +338,9 @@ func (i *Instance) classify(kind abi.Kind, err error, memSize uint32, cctx conte
 	nearLimit := memSize+margin > limit
 	var exit *sys.ExitError
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) && cctx.Err() != nil:
+	case i.interrupted:
+		// The guest trapped on the interrupt flag the watchdog set.
+		err = fmt.Errorf("%w: interrupted: %w", context.DeadlineExceeded, err)
 		return i.errorf(kind, CauseTimeout, err, "call did not finish within %s", i.fn.cfg.callTimeout)
 	case nearLimit:
 		return i.errorf(kind, CauseOOM, err, "memory at %d of %d bytes: %s", memSize, limit, firstLine(err.Error()))
@@ -264,10 +360,8 @@ func firstLine(s string) string {
 
 // manifest calls eddy_manifest.
 func (i *Instance) manifest(ctx context.Context) (abi.Manifest, error) {
-	cctx, cancel := context.WithTimeout(context.WithValue(ctx, instKey{}, i), i.fn.cfg.callTimeout)
-	defer cancel()
-	if err := i.export(abi.ExportManifest).CallWithStack(cctx, i.stack[:]); err != nil {
-		return abi.Manifest{}, i.fail(ctx, cctx, "manifest", err)
+	if err := i.invoke(context.WithValue(ctx, instKey{}, i), i.export(abi.ExportManifest), i.stack[:]); err != nil {
+		return abi.Manifest{}, i.fail(ctx, "manifest", err)
 	}
 	view, err := i.answer(ctx, "manifest", int64(i.stack[0]))
 	if err != nil {

@@ -97,17 +97,24 @@ func WithClock(k Clock) Option { return optFunc(func(c *config) { c.clock = k })
 // instance starts from the same seed. Default 0.
 func WithSeed(seed uint64) Option { return optFunc(func(c *config) { c.seed = seed }) }
 
-// WithUninterruptible compiles the function without wazero's termination
-// checks, so a call cannot be stopped at its deadline or on cancellation: a
-// guest that loops forever hangs its caller. Only for audited functions.
+// WithUninterruptible loads the function as it is, without the checks that
+// let the engine stop a call at its deadline or on cancellation: a guest that
+// loops forever hangs its caller, and any long call holds up the whole
+// process's garbage collection until it returns (Go cannot preempt a
+// goroutine while it runs compiled Wasm). Only for audited functions, and to
+// measure what the checks cost.
 //
 // # Why
 //
-// To stop a running call, wazero compiles an indirect call to an exit-code
-// check into every loop header. Go guests enter a loop in every function (the
-// goroutine resumption dispatch), so the checks cost them about 2.5x in
-// throughput (BENCHMARKS.md); C, Rust and AssemblyScript guests pay much less.
-// The default keeps the checks.
+// By default Load rewrites the module (runtime/internal/interrupt): at every
+// function entry and loop header it takes one unit from a fuel counter (a
+// load, a subtraction, a store and a branch), and every 65,536 checks the
+// guest returns to Go, where the engine's watchdog can stop it. That costs
+// the Nexmark guests 2–8% of their throughput, the reference upper-case maps
+// 1–12% and the JSON filter, which loops per byte, 8–21% (BENCHMARKS.md,
+// "Interrupting guests cheaply"); wazero's own termination checks, used
+// before, cost Go guests 2.5x and per-byte loops up to 8x. The default keeps
+// the checks.
 func WithUninterruptible() Option { return optFunc(func(c *config) { c.noInterrupt = true }) }
 
 // WithCounters sends the guests' counter_add calls to c. Default: counters are

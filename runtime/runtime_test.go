@@ -79,6 +79,9 @@ func TestLoadRefusesBadModules(t *testing.T) {
 		{"wrong ABI version", fixture(t, "wat/abiv2.wasm"), runtime.ErrABIVersion, "speaks ABI v2; this host supports v1"},
 		{"missing export", fixture(t, "wat/missing.wasm"), runtime.ErrMissingExport, `manifest names kind process: missing or mistyped export: no export "eddy_process"`},
 		{"unknown import", fixture(t, "wat/badimport.wasm"), runtime.ErrImport, "env.open_socket"},
+		// A function whose body is the unassigned opcode 0xd3, then end.
+		{"unknown opcode", []byte("\x00asm\x01\x00\x00\x00\x01\x04\x01\x60\x00\x00\x03\x02\x01\x00\x0a\x05\x01\x03\x00\xd3\x0b"),
+			runtime.ErrInvalidModule, "adding interrupt checks: offset 0x17: unsupported: function 0: unknown opcode 0xd3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
