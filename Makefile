@@ -30,7 +30,7 @@ test-sdk:
 	cd sdk/assemblyscript && npm test
 
 fuzz:
-	@for p in ./abi/ ./nexmark/ ./jsonfield/; do \
+	@for p in ./abi/ ./nexmark/ ./jsonfield/ ./runtime/internal/interrupt/; do \
 		for t in $$($(GO) test $$p -list 'Fuzz.*' | grep ^Fuzz); do \
 			echo "fuzz $$p $$t for $(FUZZTIME)"; \
 			out=$$($(GO) test $$p -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
