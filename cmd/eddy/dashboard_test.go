@@ -63,24 +63,6 @@ type dashboardPage struct {
 	History    int         `json:"history"`
 }
 
-// logBuffer takes a node's log while the test reads it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // graphStep is a step's box in the graph.
 type graphStep struct {
 	Name    string `json:"name"`
@@ -146,25 +128,8 @@ commit_interval: 100ms
 	addr := freeAddr(t)
 	url := "http://" + addr
 
-	nodeCtx, stopNode := context.WithCancel(ctx)
-	done := make(chan int, 1)
-	var runErr logBuffer
-	go func() {
-		done <- execute(nodeCtx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--node-id", "dash-1",
-			"--data-dir", t.TempDir(), "--admin-addr", addr, "--admin-token-file", tokenFile}, strings.NewReader(""), io.Discard, &runErr)
-	}()
-	nodeStopped := false
-	stop := func() {
-		if nodeStopped {
-			return
-		}
-		nodeStopped = true
-		stopNode()
-		if code := <-done; code != 0 {
-			t.Errorf("run: exit %d: %s", code, runErr.String())
-		}
-	}
-	defer stop()
+	stop, runErr := startRun(t, "run", pipe, "--brokers", b.Addr(), "--node-id", "dash-1",
+		"--data-dir", t.TempDir(), "--admin-addr", addr, "--admin-token-file", tokenFile)
 
 	// Orders flow in until the test ends, about 500 a second: every 50th
 	// malformed (dead-lettered), every 97th a minute old (late once its

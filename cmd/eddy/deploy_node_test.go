@@ -50,19 +50,10 @@ delivery: exactly_once
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 	addr := freeAddr(t)
 	url := "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	var runErr strings.Builder
-	go func() {
-		done <- execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
-			"--admin-token-file", tokenFile, "--admin-max-upload", "3MiB"}, strings.NewReader(""), &strings.Builder{}, &runErr)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("run: exit %d: %s", code, runErr.String())
-		}
-	}()
+	ctx := context.Background()
+	stop, _ := startRun(t, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
+		"--admin-token-file", tokenFile, "--admin-max-upload", "3MiB")
+	defer stop()
 	cl := &admin.Client{BaseURL: url}
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		if cl.Health(ctx) == nil {
@@ -160,19 +151,8 @@ delivery: exactly_once
 `, counter)), 0o644)
 	addr := freeAddr(t)
 	url := "http://" + addr
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	var runErr strings.Builder
-	go func() {
-		done <- execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
-			"--data-dir", t.TempDir()}, strings.NewReader(""), &strings.Builder{}, &runErr)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("run: exit %d: %s", code, runErr.String())
-		}
-	}()
+	stop, _ := startRun(t, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr, "--data-dir", t.TempDir())
+	defer stop()
 	if _, stderr, code := run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl")); code != 0 {
 		t.Fatalf("produce: %s", stderr)
 	}

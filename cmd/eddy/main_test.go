@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -130,4 +132,46 @@ func TestConformanceCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "FAIL  process/batch-sizes") || !strings.Contains(stdout, "malformed output") {
 		t.Fatalf("exit %d\n%s", code, stdout)
 	}
+}
+
+// startRun runs eddy with args (after --cache-dir), typically `run PIPELINE
+// ...`, in the background until stop is called or the test ends; stop fails
+// the test unless eddy exited 0. logs is what eddy wrote to stderr.
+func startRun(t *testing.T, args ...string) (stop func(), logs *logBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	logs = &logBuffer{}
+	go func() {
+		done <- execute(ctx, append([]string{"--cache-dir", cacheDir}, args...), strings.NewReader(""), io.Discard, logs)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("eddy %s: exit %d: %s", strings.Join(args, " "), code, logs.String())
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop, logs
+}
+
+// logBuffer takes a node's log while the test reads it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

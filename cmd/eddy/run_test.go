@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,23 +41,8 @@ commit_interval: 50ms
 	want := strings.Count(mustRead(t, td("samples/words.jsonl")), "\n")
 
 	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	var logs bytes.Buffer // written by the node's logger only, read after it returned
-	go func() {
-		done <- execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
-			"--node-id", "w1", "--log-format", "json"}, strings.NewReader(""), io.Discard, &logs)
-	}()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if code := <-done; code != 0 {
-				t.Errorf("run: exit %d: %s", code, logs.String())
-			}
-		}
-	}
+	stop, logs := startRun(t, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
+		"--node-id", "w1", "--log-format", "json")
 	defer stop()
 
 	metric := fmt.Sprintf(`eddy_records_in_total{node="w1",pipeline="words"} %d`, want)

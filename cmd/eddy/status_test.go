@@ -64,19 +64,9 @@ commit_interval: 50ms
 	for _, id := range []string{"a", "b"} {
 		addr := freeAddr(t)
 		urls = append(urls, "http://"+addr)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan int)
-		var runErr strings.Builder
-		go func() {
-			done <- execute(ctx, []string{"--cache-dir", cacheDir, "--log-level", "warn", "run", pipe, "--brokers", b.Addr(),
-				"--admin-addr", addr, "--node-id", id, "--data-dir", t.TempDir()}, strings.NewReader(""), &strings.Builder{}, &runErr)
-		}()
-		defer func() {
-			cancel()
-			if code := <-done; code != 0 {
-				t.Errorf("run %s: exit %d: %s", id, code, runErr.String())
-			}
-		}()
+		stop, _ := startRun(t, "--log-level", "warn", "run", pipe, "--brokers", b.Addr(),
+			"--admin-addr", addr, "--node-id", id, "--data-dir", t.TempDir())
+		defer stop()
 	}
 	produce := func(from, to int) {
 		i := from
