@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/nexmark"
-	"github.com/eddy-streams/eddy/runtime"
 )
 
 // ErrStalled is returned by RunKafka when the node made no progress (no
@@ -334,25 +332,11 @@ func RunKafka(ctx context.Context, o Options, brokers []string) (*Report, error)
 		defer b.Close()
 		brokers = []string{b.Addr()}
 	}
-	tmp, err := os.MkdirTemp("", "eddy-nexmark-")
+	p, eng, cleanup, err := o.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	if o.DataDir == "" {
-		o.DataDir = filepath.Join(tmp, "state")
-	}
-	p, err := o.Pipeline(tmp)
-	if err != nil {
-		return nil, err
-	}
-	eng := o.Engine
-	if eng == nil {
-		if eng, err = runtime.NewEngine(); err != nil {
-			return nil, err
-		}
-		defer eng.Close(ctx)
-	}
+	defer cleanup()
 	name := p.Name + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	spec := inputsOf(p)
 	spec.events, spec.prefix, spec.partitions = o.Events, name+"-", o.Partitions

@@ -121,30 +121,48 @@ func (o *Options) Pipeline(dir string) (*host.Pipeline, error) {
 	return host.LoadPipeline(path)
 }
 
+// prepare writes and loads the query's pipeline in a temporary directory
+// (which also holds the state unless o.DataDir is set) and returns the
+// engine to run it on (o.Engine, or a new one). cleanup removes what prepare
+// made.
+func (o *Options) prepare(ctx context.Context) (p *host.Pipeline, eng *runtime.Engine, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", "eddy-nexmark-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cleanups := []func(){func() { os.RemoveAll(tmp) }}
+	cleanup = func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	if o.DataDir == "" {
+		o.DataDir = filepath.Join(tmp, "state")
+	}
+	if p, err = o.Pipeline(tmp); err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	if eng = o.Engine; eng == nil {
+		if eng, err = runtime.NewEngine(); err != nil {
+			cleanup()
+			return nil, nil, nil, err
+		}
+		cleanups = append(cleanups, func() { eng.Close(ctx) })
+	}
+	return p, eng, cleanup, nil
+}
+
 // RunInProcess generates the events and runs them through the query's
 // pipeline in process (host.InProcess: no Kafka), on one goroutine: the
 // events per second it reports are per core.
 func RunInProcess(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()
-	tmp, err := os.MkdirTemp("", "eddy-nexmark-")
+	p, eng, cleanup, err := o.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	if o.DataDir == "" {
-		o.DataDir = filepath.Join(tmp, "state")
-	}
-	p, err := o.Pipeline(tmp)
-	if err != nil {
-		return nil, err
-	}
-	eng := o.Engine
-	if eng == nil {
-		if eng, err = runtime.NewEngine(); err != nil {
-			return nil, err
-		}
-		defer eng.Close(ctx)
-	}
+	defer cleanup()
 	ip, err := host.NewInProcess(ctx, p, host.NodeConfig{Engine: eng, DataDir: o.DataDir, Natives: Natives()}, o.Partitions)
 	if err != nil {
 		return nil, err
