@@ -39,16 +39,6 @@ func (p *inputProgress) position() int64 {
 	return next
 }
 
-// lag is how many records of the partition are not processed yet, as far
-// as the last fetch knows; 0 before the first.
-func (p *inputProgress) lag() int64 {
-	next, end := p.position(), p.end.Load()
-	if next < 0 || end < 0 {
-		return 0
-	}
-	return max(end-next, 0)
-}
-
 // progressMap holds the inputProgress of every partition the node has read.
 type progressMap struct {
 	mu sync.Mutex
