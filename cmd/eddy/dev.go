@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/jsonl"
 	"github.com/eddy-streams/eddy/runtime"
@@ -44,6 +45,7 @@ type devFlags struct {
 	events    int
 	duration  time.Duration
 	delivery  string
+	admin     adminServerFlags
 }
 
 func newDevCmd(c *cli) *cobra.Command {
@@ -71,6 +73,8 @@ commands (produce, consume) can use the broker meanwhile.`,
 	fl.IntVar(&f.events, "events", 0, "stop after generating this many orders (0: no limit)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
 	fl.StringVar(&f.delivery, "delivery", string(host.ExactlyOnce), "delivery guarantee of the demo pipeline")
+	fl.StringVar(&f.admin.addr, "admin-addr", admin.DefaultAddr, `address of the node's admin API, dashboard (/ui/) and metrics ("off" to disable); when it is the default and in use, the demo runs without one`)
+	f.admin.maxUpload = "64MiB"
 	return cmd
 }
 
@@ -120,6 +124,15 @@ func (c *cli) runDev(ctx context.Context, f *devFlags) error {
 	node, err := host.NewNode(ctx, p, host.NodeConfig{Brokers: brokers, NodeID: "dev", Engine: eng, Logger: c.logger})
 	if err != nil {
 		return err
+	}
+	stopAdmin, url, tok, err := c.startAdmin(ctx, node.Admin(), nodePages(node), &f.admin)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	node.AdvertiseAdmin(url, tok)
+	if url != "" {
+		fmt.Fprintf(c.stderr, "eddy dev: dashboard on %s/ui/ (eddy status and eddy top read %s)\n", url, url)
 	}
 
 	var wg sync.WaitGroup

@@ -63,11 +63,14 @@ delivery: exactly_once
 }
 
 func TestDevRunsTheDemo(t *testing.T) {
-	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--functions", td("go"), "--rate", "500", "--events", "300", "--duration", "8s")
+	addr := freeAddr(t)
+	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--functions", td("go"), "--rate", "500", "--events", "300", "--duration", "8s",
+		"--admin-addr", addr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") {
+	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") ||
+		!strings.Contains(stderr, "dashboard on http://"+addr+"/ui/") {
 		t.Fatalf("stdout:\n%.500s\nstderr:\n%s", stdout, stderr)
 	}
 }

@@ -69,13 +69,7 @@ refused, and the node refuses to listen beyond loopback.`,
 				}
 				return err
 			}
-			// Read-only pages beside the admin API.
-			pages := map[string]http.Handler{
-				"/metrics":       n.Metrics(),
-				dashboard.Prefix: dashboard.Handler(),
-				"/{$}":           http.RedirectHandler(dashboard.Prefix, http.StatusFound),
-			}
-			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), pages, &af)
+			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), nodePages(n), &af)
 			if err != nil {
 				return err
 			}
@@ -108,6 +102,16 @@ func (f *adminServerFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.token, "admin-token", "", "admin token (default: env "+admin.TokenEnv+", then --admin-token-file); visible in the process list")
 	fl.StringVar(&f.tokenFile, "admin-token-file", "", "file holding the admin token")
 	fl.StringVar(&f.maxUpload, "admin-max-upload", "64MiB", "largest admin request body (a module with its smoke test)")
+}
+
+// nodePages are the read-only pages a node serves beside its admin API:
+// its metrics and the dashboard.
+func nodePages(n *host.Node) map[string]http.Handler {
+	return map[string]http.Handler{
+		"/metrics":       n.Metrics(),
+		dashboard.Prefix: dashboard.Handler(),
+		"/{$}":           http.RedirectHandler(dashboard.Prefix, http.StatusFound),
+	}
 }
 
 // startAdmin serves a node's admin API, and pages beside it
