@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 type nested struct {
@@ -175,11 +176,8 @@ batch_size: 50
 	produceAll(t, brokers, "orders", toRecs(orders))
 	half := len(payments) / 2
 	produceAll(t, brokers, "payments", toRecs(payments[:half])[:half])
-	for start := time.Now(); n1.node.Stats().In < int64(len(orders)+40+half); time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the first node processed %d records", n1.node.Stats().In)
-		}
-	}
+	await.Until(t, 20*time.Millisecond, func() bool { return n1.node.Stats().In >= int64(len(orders)+40+half) },
+		func() string { return fmt.Sprintf("the first node processed %d records", n1.node.Stats().In) })
 	time.Sleep(200 * time.Millisecond) // a commit
 	n1.stop(t)
 	n2 := startStatefulNode(t, brokers, p, "two", t.TempDir())

@@ -18,6 +18,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 // TestMetricsAgreeWithRecords runs filter → key_by → windowed count under
@@ -94,9 +95,11 @@ batch_size: 100
 	// only once a scrape has seen records come in, so some scrapes are
 	// mid-run.
 	var mid []scrape
-	var settled scrape
-	for start, produced := time.Now(), false; ; time.Sleep(20 * time.Millisecond) {
+	var settled, last scrape
+	produced := false
+	await.Until(t, 20*time.Millisecond, func() bool {
 		s := scrapeMetrics(t, srv.URL()+"/metrics")
+		last = s
 		in := s.value(t, "eddy_records_in_total")
 		if in < n {
 			mid = append(mid, s)
@@ -108,13 +111,13 @@ batch_size: 100
 		if in == n && s.value(t, "eddy_step_records_in_total", "step", "count") == float64(kept) &&
 			s.value(t, "eddy_consumer_lag_records") == 0 {
 			settled = s
-			break
+			return true
 		}
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("metrics never settled: in %v of %d, count step in %v of %d, lag %v", in, n,
-				s.value(t, "eddy_step_records_in_total", "step", "count"), kept, s.value(t, "eddy_consumer_lag_records"))
-		}
-	}
+		return false
+	}, func() string {
+		return fmt.Sprintf("metrics never settled: in %v of %d, count step in %v of %d, lag %v", last.value(t, "eddy_records_in_total"), n,
+			last.value(t, "eddy_step_records_in_total", "step", "count"), kept, last.value(t, "eddy_consumer_lag_records"))
+	})
 
 	// While running: every input partition (the source's and the
 	// repartition topic's) has no lag, the windowed stage has watermarks.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 // TestStatusReportsProgress runs a keyed windowed count over 3 partitions
@@ -51,19 +52,16 @@ commit_interval: 50ms
 	}
 	r := startStatefulNode(t, []string{b.Addr()}, p, "a", t.TempDir())
 	var st host.NodeStatus
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+	await.Until(t, 50*time.Millisecond, func() bool {
 		st = r.node.Status()
 		var repartitioned int64
 		for _, ts := range st.Tasks {
 			repartitioned += ts.In * int64(ts.Stage)
 		}
-		if st.Stats.In == n && repartitioned == n && st.Lag == 0 && len(st.Tasks) == 8 {
-			break
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("status never settled: in %d of %d, lag %d, %d tasks: %+v", st.Stats.In, n, st.Lag, len(st.Tasks), st.Tasks)
-		}
-	}
+		return st.Stats.In == n && repartitioned == n && st.Lag == 0 && len(st.Tasks) == 8
+	}, func() string {
+		return fmt.Sprintf("status never settled: in %d of %d, lag %d, %d tasks: %+v", st.Stats.In, n, st.Lag, len(st.Tasks), st.Tasks)
+	})
 	g := st.Graph
 	if len(g.Steps) != 2 || g.Steps[0].Field != "v" || g.Steps[1].Window != "tumbling 10ms" || g.Steps[1].Stage != 1 ||
 		len(g.Stages) != 2 || g.Stages[0].Output != host.RepartitionTopic("observed", "by-value") || g.Sink != "out" {

@@ -11,6 +11,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 // startAdmin serves a node's admin API on a free loopback port.
@@ -63,11 +64,9 @@ commit_interval: 50ms
 		nodes = append(nodes, n)
 	}
 	// Both nodes hold partitions before the records arrive.
-	for start := time.Now(); len(nodes[0].node.Status().Partitions["in"]) == 0 || len(nodes[1].node.Status().Partitions["in"]) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatal("the two nodes did not share the partitions")
-		}
-	}
+	await.Until(t, 20*time.Millisecond, func() bool {
+		return len(nodes[0].node.Status().Partitions["in"]) > 0 && len(nodes[1].node.Status().Partitions["in"]) > 0
+	}, func() string { return "the two nodes did not share the partitions" })
 	var recs []abi.Record
 	for i := 0; i < 500; i++ {
 		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", i%10)), Value: []byte("x")})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
 	"github.com/eddy-streams/eddy/registry"
 )
 
@@ -197,11 +198,8 @@ func TestHostileDeploysAreRejected(t *testing.T) {
 // waitStep waits until step 0 of a node's status satisfies ok.
 func waitStep(t *testing.T, n *host.Node, what string, ok func(host.StepStatus) bool) {
 	t.Helper()
-	for start := time.Now(); !ok(n.Status().Steps[0]); time.Sleep(10 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("%s: status %+v", what, n.Status().Steps[0])
-		}
-	}
+	await.Until(t, 10*time.Millisecond, func() bool { return ok(n.Status().Steps[0]) },
+		func() string { return fmt.Sprintf("%s: status %+v", what, n.Status().Steps[0]) })
 }
 
 // shadowValues produces records [from, to): every third value has no

@@ -53,8 +53,8 @@ func processTimesOut(t *testing.T, f *runtime.Function, timeout time.Duration) {
 	if !strings.Contains(fe.Error(), "did not finish within "+timeout.String()) {
 		t.Fatalf("failure %q", fe)
 	}
-	if d := time.Since(start); d < timeout || d > timeout+2*time.Second {
-		t.Fatalf("the call stopped after %s, its deadline was %s", d, timeout)
+	if d := time.Since(start); d < timeout {
+		t.Fatalf("the call was stopped after %s, before its deadline of %s", d, timeout)
 	}
 }
 
@@ -78,7 +78,6 @@ func TestHostileStartFunctions(t *testing.T) {
 	e := newEngine(t, runtime.WithCallTimeout(100*time.Millisecond))
 	for _, name := range []string{"startloop.wasm", "initloop.wasm"} {
 		t.Run(name, func(t *testing.T) {
-			start := time.Now()
 			f, err := e.Load(context.Background(), name, ownFixture(t, name))
 			if err == nil {
 				f.Close(context.Background())
@@ -86,9 +85,6 @@ func TestHostileStartFunctions(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "instantiate: start function did not finish within 100ms") {
 				t.Fatalf("err = %v", err)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("Load took %s", d)
 			}
 		})
 	}
@@ -100,22 +96,30 @@ func TestHostileStartFunctions(t *testing.T) {
 // goroutine, the watchdog included) until its call ended: never. The fuel
 // makes it return to Go regularly.
 func TestGarbageCollectionDuringEndlessLoop(t *testing.T) {
-	const timeout = 2 * time.Second
-	f := load(t, newEngine(t, runtime.WithCallTimeout(timeout)), "wat/loop.wasm")
-	done := make(chan struct{})
+	// The call has no deadline that would end it soon: only cancellation
+	// does. If the looping guest held collections up, the collections below
+	// would wait for it for ever (until the test binary's deadline).
+	f := load(t, newEngine(t, runtime.WithCallTimeout(time.Hour)), "wat/loop.wasm")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
 	go func() {
-		defer close(done)
-		processTimesOut(t, f, timeout)
+		var out runtime.Output
+		done <- f.Process(ctx, records(1), &out)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // let the guest start looping
 	for range 3 {
-		start := time.Now()
 		goruntime.GC()
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("a collection took %s while a guest looped", d)
-		}
 	}
-	<-done
+	select {
+	case err := <-done:
+		t.Fatalf("the call ended before it was cancelled: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled call returned %v", err)
+	}
 }
 
 // TestTimeoutsWithEveryCoreBusy runs more endless guest calls at once than

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 // chromium returns the path of a headless-capable Chromium: $EDDY_CHROMIUM,
@@ -134,6 +136,9 @@ commit_interval: 100ms
 	// Orders flow in until the test ends, about 500 a second: every 50th
 	// malformed (dead-lettered), every 97th a minute old (late once its
 	// window has closed), the others with the current time.
+	// firstTime and lastTime are the event times of the first and the
+	// latest order produced (the watermarks lie between them).
+	var firstTime, lastTime atomic.Int64
 	prodCtx, stopProducing := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopProducing(); wg.Wait() }()
@@ -155,6 +160,8 @@ commit_interval: 100ms
 			i++
 			cust := customers[i%len(customers)]
 			ts := time.Now().UnixMilli()
+			firstTime.CompareAndSwap(0, ts)
+			lastTime.Store(ts)
 			v := fmt.Sprintf(`{"order":%d,"customer":%q,"amount":%d}`, i, cust, (i*37)%250+1)
 			switch {
 			case i%50 == 0:
@@ -170,11 +177,8 @@ commit_interval: 100ms
 	}()
 
 	cl := &admin.Client{BaseURL: url, Token: "s3cret"}
-	for start := time.Now(); cl.Health(ctx) != nil; time.Sleep(50 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the node's admin API did not become healthy: %s", runErr.String())
-		}
-	}
+	await.Until(t, 50*time.Millisecond, func() bool { return cl.Health(ctx) == nil },
+		func() string { return "the node's admin API did not become healthy: " + runErr.String() })
 	cModule, err := os.ReadFile(td("c/filter.wasm"))
 	if err != nil {
 		t.Fatal(err)
@@ -257,15 +261,10 @@ commit_interval: 100ms
 	}
 	// Wait for records through both stages and a rate computed.
 	var first dashboardPage
-	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+	await.Until(t, 200*time.Millisecond, func() bool {
 		first = read()
-		if first.In > 0 && first.Out > 0 && first.Points >= 1 && len(first.Watermarks) > 0 {
-			break
-		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the dashboard shows no traffic: %+v", first)
-		}
-	}
+		return first.In > 0 && first.Out > 0 && first.Points >= 1 && len(first.Watermarks) > 0
+	}, func() string { return fmt.Sprintf("the dashboard shows no traffic: %+v", first) })
 	shot("dashboard-1.png")
 
 	if first.Conn != "live" {
@@ -309,11 +308,15 @@ commit_interval: 100ms
 	if second.Dead <= 0 || second.Late <= 0 {
 		t.Errorf("dead-lettered %d, late %d: want both counted", second.Dead, second.Late)
 	}
+	// A watermark is the least of its inputs' largest event times (no
+	// disorder allowed), so it lies between the first order's time and the
+	// latest's; the page shows it in UTC to the millisecond.
 	wmRE := regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$`)
+	lo, hi := time.UnixMilli(firstTime.Load()).UTC(), time.UnixMilli(lastTime.Load()).UTC()
 	for _, w := range second.Watermarks {
 		wt, err := time.Parse("2006-01-02 15:04:05.000", w)
-		if !wmRE.MatchString(w) || err != nil || time.Since(wt).Abs() > time.Minute {
-			t.Errorf("watermark %q: want a UTC time within a minute of now", w)
+		if !wmRE.MatchString(w) || err != nil || wt.Before(lo) || wt.After(hi) {
+			t.Errorf("watermark %q: want a UTC time between the orders' first (%s) and latest (%s)", w, lo, hi)
 		}
 	}
 	fns := strings.Join(second.Functions, "\n")

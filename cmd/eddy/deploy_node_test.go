@@ -14,6 +14,7 @@ import (
 
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 func freeAddr(t *testing.T) string {
@@ -55,14 +56,8 @@ delivery: exactly_once
 		"--admin-token-file", tokenFile, "--admin-max-upload", "3MiB")
 	defer stop()
 	cl := &admin.Client{BaseURL: url}
-	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		if cl.Health(ctx) == nil {
-			break
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatal("the node's admin API did not become healthy")
-		}
-	}
+	await.Until(t, 50*time.Millisecond, func() bool { return cl.Health(ctx) == nil },
+		func() string { return "the node's admin API did not become healthy" })
 
 	out, stderr, code := run(t, "", "deploy", td("c/upper.wasm"), "--pipeline", "words", "--step", "up", "--note", "C port",
 		"--admin", url, "--token-file", tokenFile)
@@ -106,15 +101,10 @@ delivery: exactly_once
 	if code != 0 || !strings.Contains(out, "shadow words/up: version 3") {
 		t.Fatalf("shadow deploy: exit %d\n%s%s", code, out, stderr)
 	}
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+	await.Until(t, 20*time.Millisecond, func() bool {
 		out, _, _ = run(t, "", "status", "--local", "--admin", url)
-		if strings.Contains(out, `"shadow": 3`) {
-			break
-		}
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("the shadow did not start: %s", out)
-		}
-	}
+		return strings.Contains(out, `"shadow": 3`)
+	}, func() string { return "the shadow did not start: " + out })
 	if _, stderr, code = run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl")); code != 0 {
 		t.Fatalf("produce: %s", stderr)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 // TestRunLogsJSONAndServesMetrics runs `eddy run --log-format json` with an
@@ -47,13 +48,10 @@ commit_interval: 50ms
 
 	metric := fmt.Sprintf(`eddy_records_in_total{node="w1",pipeline="words"} %d`, want)
 	var body string
-	for start := time.Now(); !strings.Contains(body, metric); time.Sleep(100 * time.Millisecond) {
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("/metrics never showed %q:\n%s", metric, body)
-		}
+	await.Until(t, 100*time.Millisecond, func() bool {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
-			continue // not listening yet
+			return false // not listening yet
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -61,7 +59,8 @@ commit_interval: 50ms
 			t.Fatalf("GET /metrics: %s: %s", resp.Status, raw)
 		}
 		body = string(raw)
-	}
+		return strings.Contains(body, metric)
+	}, func() string { return fmt.Sprintf("/metrics never showed %q:\n%s", metric, body) })
 	stop()
 
 	var started bool

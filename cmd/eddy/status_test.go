@@ -14,6 +14,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/await"
 )
 
 func TestStatusCommand(t *testing.T) {
@@ -82,8 +83,10 @@ commit_interval: 50ms
 	}
 	produce(0, 2000)
 	var cs host.ClusterStatus
-	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+	var last string
+	await.Until(t, 200*time.Millisecond, func() bool {
 		out, stderr, code := run(t, "", "status", "--json", "--admin", urls[1])
+		last = out + stderr
 		cs = host.ClusterStatus{}
 		if code == 0 {
 			if err := json.Unmarshal([]byte(out), &cs); err != nil {
@@ -103,13 +106,8 @@ commit_interval: 50ms
 				}
 			}
 		}
-		if len(cs.Nodes) == 2 && parts == 4 && read == 2000 && lag == 0 {
-			break
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the group never settled:\n%s%s", out, stderr)
-		}
-	}
+		return len(cs.Nodes) == 2 && parts == 4 && read == 2000 && lag == 0
+	}, func() string { return "the group never settled:\n" + last })
 	out, stderr, code := run(t, "", "status", "--interval", "0", "--admin", urls[0])
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, stderr)
