@@ -6,8 +6,9 @@
 // # Usage
 //
 // A task owns one [Windower]. The caller implements [Store], which holds
-// one accumulator per (key, window) — in Eddy, state-store entries updated by
-// the guest's eddy_agg_* functions — and feeds records in arrival order:
+// one accumulator per key and state unit (a window, or a pane of windows,
+// see Panes) — in Eddy, state-store entries updated by the guest's
+// eddy_agg_* functions — and feeds records in arrival order:
 //
 //	w, err := windowing.New(windowing.Config{
 //		Window:      windowing.Tumbling(time.Minute),
@@ -54,6 +55,34 @@
 // own window has closed; these rules ensure an accepted record never
 // reaches a closed window.
 //
+// # Panes
+//
+// Hopping windows overlap: a record belongs to size/advance of them (2 or 3
+// for 10 s every 4 s). Their state is therefore kept in panes, the
+// intervals of gcd(size, advance) aligned like the windows (2 s in that
+// example; whole days in a zone), and every window is a whole number of
+// panes. A record is folded once, into its pane ([Store.Add] with the
+// pane), and a window's result is the merge of the key's panes inside it,
+// oldest first ([Store.Result] lists them; in Eddy eddy_agg_merge does the
+// merging). Sliding windows are kept the same way, with a pane per
+// timestamp. A record late for some of its windows and accepted by others
+// goes into the pane all the same; the closed windows have fired already
+// and never read it. Tumbling windows, and hopping windows whose advance is
+// their size, are their own pane.
+//
+// The result of a window is thus the merge of per-pane accumulators rather
+// than one accumulator folded in arrival order: the same for aggregates
+// whose merge is exact (counts, integer sums, min, max), but an aggregate
+// that depends on arrival order across panes (the last record to arrive,
+// say) sees the panes in time order, and a floating-point sum may round
+// differently.
+//
+// The store layout follows: before panes, hopping state was one
+// accumulator per (key, window). Such state is not readable as panes;
+// [Windower.Restore] rejects an entry that is not a pane of the configured
+// windows, so a store written by the older layout must be reset (rebuilt
+// from the input) rather than restored.
+//
 // # Determinism
 //
 // Records that respect the bounded disorder (on each partition, no record
@@ -72,14 +101,18 @@
 //
 // After a window fires and [Config.Retention] more event time has passed,
 // the Windower calls [Store.Delete] for each of its keys, so a store's key
-// count returns to zero once the watermark passes. [Stats.Open] counts the
-// accumulators the Windower believes exist.
+// count returns to zero once the watermark passes. A pane is deleted when
+// the last window that contains it expires: no open window, nor one kept
+// for retention, needs it any more. [Stats.Open] counts the (key, window)
+// states the Windower believes exist.
 //
 // # Restarts
 //
-// The window index (which keys have state in which windows) and the
-// watermarks live in memory. After a restart the caller calls
+// The window index (which keys have state in which windows and panes) and
+// the watermarks live in memory. After a restart the caller calls
 // [Windower.Restore] with the checkpointed task watermark and each (key,
-// window) found in its store; partition watermarks then start over from that
-// watermark. Global count windows are not restorable yet.
+// window) found in its store — (key, pane) for hopping and sliding windows,
+// from which the Windower derives the windows; partition watermarks then
+// start over from that watermark. Global count windows are not restorable
+// yet.
 package windowing

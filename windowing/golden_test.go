@@ -30,9 +30,13 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files under testda
 //	clock DURATION        advance the fake processing-time clock
 //	advance               Windower.Advance
 //	flush                 Windower.Flush
+//	restart               a new Windower restored from the store (keys in
+//	                      order) at the watermark, with the same partitions
+//	store                 list the store's accumulators
 //
 // The trace lists, per command that produced something, its line and the
-// emits and late records; then the final watermark, stats and store size.
+// emits and late records; then the final watermark, stats (of the Windower
+// since the last restart) and store size.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("../testdata/windowing/*.txt")
 	if err != nil || len(files) == 0 {
@@ -65,6 +69,63 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenRestarts checks that the restarts of the golden scripts change
+// nothing: each script with a restart gives the same emits, late records,
+// store listings, watermark and store size without its restarts.
+func TestGoldenRestarts(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/windowing/*.txt")
+	n := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script, _, _ := strings.Cut(string(src), "\n----\n")
+		lines := strings.Split(script, "\n")
+		restarts := 0
+		for i, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == "restart" {
+				lines[i] = "# " + l // keeps the line numbers
+				restarts++
+			}
+		}
+		if restarts == 0 {
+			continue
+		}
+		n++
+		with, err := runScript(script)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		without, err := runScript(strings.Join(lines, "\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if got, want := withoutRestarts(with), withoutRestarts(without); got != want {
+			t.Errorf("%s: the restarts change the trace\n--- with restarts\n%s--- without\n%s", f, got, want)
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d golden scripts with restarts, want at least 3", n)
+	}
+}
+
+// withoutRestarts drops the restart entries and the stats (which start over
+// at a restart) from a trace.
+func withoutRestarts(trace string) string {
+	var b strings.Builder
+	skip := false
+	for _, l := range strings.SplitAfter(trace, "\n") {
+		if !strings.HasPrefix(l, " ") {
+			skip = strings.HasSuffix(l, ": restart\n") || strings.HasPrefix(l, "stats ")
+		}
+		if !skip {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
 func runScript(script string) (string, error) {
 	var (
 		b     strings.Builder
@@ -74,6 +135,7 @@ func runScript(script string) (string, error) {
 		cfg   = Config{Clock: func() time.Time { return now }}
 		loc   *time.Location
 		out   Output
+		parts []int32
 	)
 	sc := bufio.NewScanner(strings.NewReader(script))
 	for line := 1; sc.Scan(); line++ {
@@ -100,6 +162,7 @@ func runScript(script string) (string, error) {
 					return "", fmt.Errorf("line %d: %w", line, perr)
 				}
 				w.Assign(int32(p))
+				parts = append(parts, int32(p))
 			}
 		case "rec":
 			if len(f) < 5 {
@@ -127,6 +190,27 @@ func runScript(script string) (string, error) {
 			err = w.Advance(&out)
 		case "flush":
 			err = w.Flush(&out)
+		case "restart":
+			wm := w.Watermark()
+			if w, err = New(cfg, store); err != nil {
+				break
+			}
+			w.Assign(parts...)
+			keys := store.sortedKeys()
+			for _, k := range keys {
+				if err = w.Restore(wm, []byte(k.key), k.w); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				fmt.Fprintf(&b, "%d: restart\n  %d accumulators at watermark %s\n", line, len(keys), fmtWM(wm))
+			}
+		case "store":
+			fmt.Fprintf(&b, "%d: store\n", line)
+			for _, k := range store.sortedKeys() {
+				a := store.m[k]
+				fmt.Fprintf(&b, "  %s %s count=%d sum=%d\n", k.key, fmtWindow(k.w, loc), a.count, a.sum)
+			}
 		default:
 			return "", fmt.Errorf("line %d: unknown command %q", line, f[0])
 		}

@@ -269,3 +269,170 @@ func TestRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestHoppingPanes checks hopping windows kept in panes against a direct
+// computation: every record counts in each of its windows it was not late
+// for, so each window's final result (or last update) must be the count and
+// sum of those records, fired once (or updated once per such record). The
+// input has records beyond the disorder, the run restarts at random points
+// (restoring the store's panes in random order), and after every step no
+// pane may be left in the store once the windows that contain it have all
+// expired.
+func TestHoppingPanes(t *testing.T) {
+	for _, tc := range []struct{ size, adv int64 }{
+		{50, 20}, // pane 10: 2 or 3 windows a record
+		{50, 10},
+		{40, 15}, // pane 5
+		{30, 30}, // one pane a window: the window
+		{21, 1},
+	} {
+		for _, emit := range []EmitMode{EmitFinal, EmitUpdate} {
+			name := fmt.Sprintf("%d-%d/%s", tc.size, tc.adv, emit)
+			t.Run(name, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(11, uint64(tc.size*100+tc.adv)))
+				cfg := Config{
+					Window:    Hopping(time.Duration(tc.size)*time.Millisecond, time.Duration(tc.adv)*time.Millisecond),
+					Disorder:  10 * time.Millisecond,
+					Grace:     time.Duration(rng.IntN(8)) * time.Millisecond,
+					Retention: time.Duration(rng.IntN(30)) * time.Millisecond,
+					Emit:      emit,
+				}
+				checkHoppingPanes(t, rng, cfg, tc.size, tc.adv)
+			})
+		}
+	}
+}
+
+func checkHoppingPanes(t *testing.T, rng *rand.Rand, cfg Config, size, adv int64) {
+	type wk struct {
+		key string
+		w   Window
+	}
+	const parts = 2
+	evs := deliver(rng, genEvents(rng, parts, 300, false), 10)
+	for i := range evs {
+		if rng.IntN(15) == 0 { // beyond the disorder: late for some windows
+			evs[i].rec.Timestamp -= int64(rng.IntN(60))
+		}
+	}
+	want := map[wk]acc{}    // from the records each window accepted
+	updates := map[wk]int{} // records each window accepted
+	got := map[wk]string{}
+	emitted := map[wk]int{}
+	store := newSumStore()
+	newWindower := func(restore bool, wm int64) *Windower {
+		w, err := New(cfg, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Assign(0, 1)
+		if restore {
+			keys := slices.Collect(maps.Keys(store.m))
+			rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			for _, k := range keys {
+				if err := w.Restore(wm, []byte(k.key), k.w); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return w
+	}
+	w := newWindower(false, 0)
+	var out Output
+	check := func() {
+		for _, e := range out.Emits {
+			k := wk{string(e.Key), e.Window}
+			if e.Final != (cfg.Emit == EmitFinal) {
+				t.Fatalf("%s %v: final=%v in %s mode", e.Key, e.Window, e.Final, cfg.Emit)
+			}
+			got[k] = string(e.Value)
+			emitted[k]++
+		}
+		out.Reset()
+		// No pane outlives every window that contains it.
+		wm := w.Watermark()
+		for k := range store.m {
+			if k.w.End-k.w.Start != gcd(size, adv) || floorMod(k.w.Start, gcd(size, adv)) != 0 {
+				t.Fatalf("%s %v in the store is not a pane", k.key, k.w)
+			}
+			last := floorDiv(k.w.Start, adv) * adv // the last window containing the pane
+			if wm >= last+size+cfg.Grace.Milliseconds()+cfg.Retention.Milliseconds() {
+				t.Fatalf("pane %s %v kept at watermark %d, after its last window [%d,%d) expired", k.key, k.w, wm, last, last+size)
+			}
+		}
+	}
+	restarts, partial := 0, 0
+	for i := range evs {
+		rec := &evs[i].rec
+		if err := w.Process(evs[i].p, rec, &out); err != nil {
+			t.Fatal(err)
+		}
+		late := map[Window]bool{}
+		for _, l := range out.Late {
+			if l.Record != rec {
+				t.Fatalf("late entry for another record")
+			}
+			late[l.Window] = true
+		}
+		wasLate, accepted := len(late) > 0, false
+		t0 := rec.Timestamp
+		for s := floorDiv(t0, adv) * adv; s > t0-size; s -= adv {
+			win := Window{s, s + size}
+			if late[win] {
+				delete(late, win)
+				continue
+			}
+			k := wk{string(rec.Key), win}
+			a := want[k]
+			a.count++
+			a.sum += recValue(rec)
+			want[k] = a
+			updates[k]++
+			accepted = true
+		}
+		if wasLate && accepted {
+			partial++
+		}
+		if len(late) > 0 {
+			t.Fatalf("record at %d late for windows it is not in: %v", t0, late)
+		}
+		out.Late = out.Late[:0]
+		if rng.IntN(10) == 0 {
+			if err := w.Advance(&out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check()
+		if rng.IntN(60) == 0 {
+			w = newWindower(true, w.Watermark())
+			restarts++
+		}
+	}
+	if err := w.Flush(&out); err != nil {
+		t.Fatal(err)
+	}
+	check()
+	if restarts == 0 || len(want) == 0 || partial == 0 && size != adv {
+		t.Fatalf("%d restarts, %d windows, %d records partly late: the input does not exercise the test", restarts, len(want), partial)
+	}
+	for k, a := range want {
+		if v := fmt.Sprintf("count=%d sum=%d", a.count, a.sum); got[k] != v {
+			t.Fatalf("%s %v: got %q, want %q", k.key, k.w, got[k], v)
+		}
+		n := 1
+		if cfg.Emit == EmitUpdate {
+			n = updates[k]
+		}
+		if emitted[k] != n {
+			t.Fatalf("%s %v: emitted %d times, want %d", k.key, k.w, emitted[k], n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d windows emitted, want %d", len(got), len(want))
+	}
+	if len(store.m) != 0 {
+		t.Fatalf("%d accumulators left after flush", len(store.m))
+	}
+}
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }

@@ -1,9 +1,13 @@
 package windowing
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/eddy-streams/eddy/abi"
 )
@@ -34,6 +38,15 @@ func recValue(rec *abi.Record) int64 {
 		return v.V
 	}
 	return 0
+}
+
+// sortedKeys returns the store's keys by key, then window.
+func (s *sumStore) sortedKeys() []storeKey {
+	keys := slices.Collect(maps.Keys(s.m))
+	slices.SortFunc(keys, func(a, b storeKey) int {
+		return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.w.Start, b.w.Start), cmp.Compare(a.w.End, b.w.End))
+	})
+	return keys
 }
 
 // Add implements Store.Add.

@@ -197,13 +197,23 @@ type aligner struct {
 	loc  *time.Location // nil: milliseconds
 	size int64          // in units
 	adv  int64          // in units
+	pane int64          // gcd(size, adv), in units: the width of a pane
 }
 
 func newAligner(s Spec) aligner {
+	a := aligner{size: s.Size.Milliseconds(), adv: s.Advance.Milliseconds()}
 	if s.Location != nil {
-		return aligner{loc: s.Location, size: int64(s.Size / day), adv: int64(s.Advance / day)}
+		a = aligner{loc: s.Location, size: int64(s.Size / day), adv: int64(s.Advance / day)}
 	}
-	return aligner{size: s.Size.Milliseconds(), adv: s.Advance.Milliseconds()}
+	a.pane = gcd(a.size, a.adv)
+	return a
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // unit returns the unit index of t.
@@ -227,7 +237,13 @@ func (a aligner) millis(u int64) int64 {
 
 // assign appends the windows containing t to dst, oldest start first.
 func (a aligner) assign(dst []Window, t int64) []Window {
-	u := a.unit(t)
+	return a.assignUnit(dst, a.unit(t))
+}
+
+// assignUnit appends the windows containing unit u to dst, oldest start
+// first. Window bounds are multiples of the pane, so these are also the
+// windows that contain u's whole pane.
+func (a aligner) assignUnit(dst []Window, u int64) []Window {
 	last := floorDiv(u, a.adv) * a.adv
 	first := last
 	for first-a.adv > u-a.size {
@@ -237,6 +253,25 @@ func (a aligner) assign(dst []Window, t int64) []Window {
 		dst = append(dst, Window{Start: a.millis(s), End: a.millis(s + a.size)})
 	}
 	return dst
+}
+
+// paneAt returns the pane containing unit u.
+func (a aligner) paneAt(u int64) Window {
+	p := floorDiv(u, a.pane) * a.pane
+	return Window{Start: a.millis(p), End: a.millis(p + a.pane)}
+}
+
+// isPane reports whether w is a pane, as paneAt returns them.
+func (a aligner) isPane(w Window) bool {
+	return a.paneAt(a.unit(w.Start)) == w
+}
+
+// next returns the start of the window that follows window w.
+func (a aligner) next(w Window) int64 {
+	if a.loc == nil {
+		return w.Start + a.adv
+	}
+	return a.millis(a.unit(w.Start) + a.adv)
 }
 
 func floorDiv(a, b int64) int64 {

@@ -44,12 +44,18 @@ func (m EmitMode) String() string {
 // it: in Eddy it is backed by the state store and calls the guest's
 // aggregate functions (eddy_agg_init/add/merge/result).
 //
+// The window an accumulator belongs to is its state unit: the window itself
+// for tumbling, session and global windows; a pane for hopping and sliding
+// windows (see the package documentation), whose results merge the panes
+// that make up the window.
+//
 // The Windower calls Store only from the goroutine that calls its methods,
 // and an error from Store aborts that call and is returned wrapped. Window
 // and key slices passed to Store are valid only during the call.
 type Store interface {
 	// Add folds rec into the accumulator of (key, w), creating it from the
-	// aggregate's initial value when absent.
+	// aggregate's initial value when absent. w is a state unit: a window or
+	// a pane.
 	Add(key []byte, w Window, rec *abi.Record) error
 	// Merge replaces the accumulators of srcs (which exist) by one
 	// accumulator under dst (which does not exist yet) that is their merge,
@@ -57,14 +63,14 @@ type Store interface {
 	// bridged; in Eddy it calls eddy_agg_merge.
 	Merge(key []byte, dst Window, srcs []Window) error
 	// Result returns the aggregate result of window w for key. srcs lists
-	// the accumulators that make up w: just w for every kind except
-	// sliding windows, whose result is the merge of per-timestamp
-	// accumulators ("panes", windows [t, t+1)), oldest first; the store
-	// must not modify them.
+	// the accumulators that make up w, oldest first: just w for tumbling,
+	// session and global windows; for hopping and sliding windows the
+	// key's panes inside w, whose merge in that order is the result. The
+	// store must not modify them.
 	Result(key []byte, w Window, srcs []Window) ([]byte, error)
-	// Delete removes the accumulator of (key, w). The Windower calls it when
-	// state expires (see [Config.Retention]), so a store's key count
-	// returns to zero once the watermark passes.
+	// Delete removes the accumulator of (key, w), a state unit. The
+	// Windower calls it when state expires (see [Config.Retention]), so a
+	// store's key count returns to zero once the watermark passes.
 	Delete(key []byte, w Window) error
 }
 
@@ -167,8 +173,12 @@ type Stats struct {
 	Late    uint64 // Late entries produced
 	Fired   uint64 // final results emitted
 	Updates uint64 // update results emitted
-	Expired uint64 // (key, window) accumulators deleted
-	Open    int    // (key, window) accumulators currently held
+	// Expired counts (key, window) states that expired, and Open those
+	// currently held. For hopping windows, whose state is in panes shared
+	// by several windows, they count windows, not panes: a pane is deleted
+	// with the last window that needs it.
+	Expired uint64
+	Open    int
 }
 
 // Windower is the event-time logic of one task: it tracks watermarks,
@@ -191,12 +201,17 @@ type Windower struct {
 	floor    int64 // watermark forced by Flush
 	advanced int64 // watermark up to which closes and expiries were handled
 
+	// paned is set for hopping windows made of several panes (size is not
+	// the advance): state lives in panes of gcd(size, advance).
+	paned bool
+
 	windows  map[Window]*winState
 	closing  winHeap
 	expiring winHeap
-	sessions map[string][]Window // open sessions per key, by start
-	panes    map[string][]int64  // sliding: pane starts per key, ascending
-	counts   map[string]int      // global: records since the last firing
+	sessions map[string][]Window  // open sessions per key, by start
+	panes    map[string][]int64   // sliding: pane starts per key, ascending
+	hop      map[string]*paneList // paned hopping: each key's panes
+	counts   map[string]int       // global: records since the last firing
 
 	buf   []Window
 	srcs  []Window
@@ -208,6 +223,9 @@ type winState struct {
 	keys   map[string]struct{}
 	closed bool
 }
+
+// paneList is the panes in which a key has state, by start.
+type paneList struct{ ps []Window }
 
 // New returns a Windower for cfg whose accumulators live in store. It fails
 // with an error wrapping ErrInvalidConfig when cfg does not validate.
@@ -235,10 +253,12 @@ func New(cfg Config, store Store) (*Windower, error) {
 		windows:  make(map[Window]*winState),
 		sessions: make(map[string][]Window),
 		panes:    make(map[string][]int64),
+		hop:      make(map[string]*paneList),
 		counts:   make(map[string]int),
 	}
 	if k := cfg.Window.Kind; k == KindTumbling || k == KindHopping {
 		w.al = newAligner(cfg.Window)
+		w.paned = w.al.pane != w.al.size
 	}
 	return w, nil
 }
@@ -268,11 +288,14 @@ func (w *Windower) Stats() Stats {
 // Restore rebuilds the Windower after a restart, before any Process call.
 // The caller passes the task watermark it checkpointed (with the state, in
 // the same transaction as the output) and then the (key, window) of every
-// accumulator in its store: windows already closed at that watermark are
-// marked fired (they only await expiry), the others are scheduled to fire.
-// Sliding accumulators are panes [t, t+1). Global count windows cannot be
-// restored this way (their count is not a window property): restoring one
-// is an error wrapping ErrInvalidConfig.
+// accumulator in its store, in any order: windows already closed at that
+// watermark are marked fired (they only await expiry), the others are
+// scheduled to fire. Sliding accumulators are panes [t, t+1), hopping ones
+// panes of gcd(size, advance) (see the package documentation); a hopping
+// entry that is not such a pane (state of an older layout, or of other
+// windows) is an error wrapping ErrInvalidConfig. Global count windows
+// cannot be restored this way (their count is not a window property):
+// restoring one is an error wrapping ErrInvalidConfig.
 //
 // The per-partition watermarks start over from the restored task watermark,
 // which never goes backwards; call Assign with the task's partitions too, or
@@ -283,6 +306,48 @@ func (w *Windower) Restore(watermark int64, key []byte, win Window) error {
 	}
 	w.floor = max(w.floor, watermark)
 	w.advanced = max(w.advanced, watermark)
+	if w.paned {
+		return w.restorePane(key, win)
+	}
+	w.restoreWindow(key, win)
+	switch w.cfg.Window.Kind {
+	case KindSession:
+		if st := w.windows[win]; !st.closed {
+			ss := w.sessions[string(key)]
+			i, _ := slices.BinarySearchFunc(ss, win, func(a, b Window) int { return cmp.Compare(a.Start, b.Start) })
+			w.sessions[string(key)] = slices.Insert(ss, i, win)
+		}
+	case KindSliding:
+		ps := w.panes[string(key)]
+		if i, ok := slices.BinarySearch(ps, win.Start); !ok {
+			w.panes[string(key)] = slices.Insert(ps, i, win.Start)
+		}
+	}
+	return nil
+}
+
+// restorePane restores key's pane of hopping windows: the key has state in
+// each window that contains the pane and has not expired yet.
+func (w *Windower) restorePane(key []byte, pane Window) error {
+	if !w.al.isPane(pane) {
+		return fmt.Errorf("windowing: restore %q %v: not a pane of %v windows every %v (state written before hopping windows were kept in panes, or for other windows): %w",
+			key, pane, w.cfg.Window.Size, w.cfg.Window.Advance, ErrInvalidConfig)
+	}
+	w.buf = w.al.assignUnit(w.buf[:0], w.al.unit(pane.Start))
+	for i, win := range w.buf {
+		// Windows that expired before the checkpoint are gone, but the
+		// last one, whose expiry deletes the pane, is kept in any case.
+		if w.expireAt(win) > w.floor || i == len(w.buf)-1 {
+			w.restoreWindow(key, win)
+		}
+	}
+	w.addPane(key, pane)
+	return nil
+}
+
+// restoreWindow records that key has state in win, scheduling its close or,
+// when it is closed at the restored watermark, its expiry.
+func (w *Windower) restoreWindow(key []byte, win Window) {
 	st := w.windows[win]
 	if st == nil {
 		st = &winState{keys: make(map[string]struct{}, 1)}
@@ -295,20 +360,6 @@ func (w *Windower) Restore(watermark int64, key []byte, win Window) error {
 		}
 	}
 	st.keys[string(key)] = struct{}{}
-	switch w.cfg.Window.Kind {
-	case KindSession:
-		if !st.closed {
-			ss := w.sessions[string(key)]
-			i, _ := slices.BinarySearchFunc(ss, win, func(a, b Window) int { return cmp.Compare(a.Start, b.Start) })
-			w.sessions[string(key)] = slices.Insert(ss, i, win)
-		}
-	case KindSliding:
-		ps := w.panes[string(key)]
-		if i, ok := slices.BinarySearch(ps, win.Start); !ok {
-			w.panes[string(key)] = slices.Insert(ps, i, win.Start)
-		}
-	}
-	return nil
 }
 
 // Process handles one record of a partition, in arrival order: it extracts
@@ -399,6 +450,9 @@ func (w *Windower) late(p int32, rec *abi.Record, t int64, win Window, wm int64,
 }
 
 func (w *Windower) addAligned(p int32, rec *abi.Record, t, wm int64, out *Output) error {
+	if w.paned {
+		return w.addHopping(p, rec, t, wm, out)
+	}
 	w.buf = w.al.assign(w.buf[:0], t)
 	for _, win := range w.buf {
 		if wm >= win.End+w.grace {
@@ -416,6 +470,70 @@ func (w *Windower) addAligned(p int32, rec *abi.Record, t, wm int64, out *Output
 		}
 	}
 	return nil
+}
+
+// addHopping folds rec once, into its pane, for the windows containing it
+// that are still open; it is late for the others. Windows close in start
+// order, so the closed ones come first.
+func (w *Windower) addHopping(p int32, rec *abi.Record, t, wm int64, out *Output) error {
+	u := w.al.unit(t)
+	w.buf = w.al.assignUnit(w.buf[:0], u)
+	open := 0
+	for open < len(w.buf) && wm >= w.buf[open].End+w.grace {
+		w.late(p, rec, t, w.buf[open], wm, out)
+		open++
+	}
+	if open == len(w.buf) {
+		return nil
+	}
+	pane := w.al.paneAt(u)
+	if err := w.store.Add(rec.Key, pane, rec); err != nil {
+		return fmt.Errorf("windowing: add to pane %v: %w", pane, err)
+	}
+	pl := w.addPane(rec.Key, pane)
+	for _, win := range w.buf[open:] {
+		w.track(rec.Key, win)
+	}
+	if w.cfg.Emit == EmitUpdate {
+		for _, win := range w.buf[open:] {
+			if err := w.emit(rec.Key, win, w.hopSources(pl, win), false, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addPane records that key has state in pane and returns the key's panes.
+func (w *Windower) addPane(key []byte, pane Window) *paneList {
+	pl := w.hop[string(key)]
+	if pl == nil {
+		pl = &paneList{}
+		w.hop[string(key)] = pl
+	}
+	if n := len(pl.ps); n > 0 && pl.ps[n-1] == pane {
+		return pl // the common case: the key's latest pane
+	}
+	i, found := slices.BinarySearchFunc(pl.ps, pane.Start, cmpStart)
+	if !found {
+		pl.ps = slices.Insert(pl.ps, i, pane)
+	}
+	return pl
+}
+
+func cmpStart(w Window, start int64) int { return cmp.Compare(w.Start, start) }
+
+// hopSources returns the panes of pl inside hopping window win.
+func (w *Windower) hopSources(pl *paneList, win Window) []Window {
+	w.srcs = w.srcs[:0]
+	if pl == nil {
+		return w.srcs
+	}
+	i, _ := slices.BinarySearchFunc(pl.ps, win.Start, cmpStart)
+	for ; i < len(pl.ps) && pl.ps[i].Start < win.End; i++ {
+		w.srcs = append(w.srcs, pl.ps[i])
+	}
+	return w.srcs
 }
 
 // addSession merges rec into the key's sessions. A record is late when it is
@@ -626,10 +744,13 @@ func (w *Windower) advanceTo(wm int64, out *Output) error {
 				continue
 			}
 			var err error
-			if w.cfg.Window.Kind == KindSliding {
+			switch {
+			case w.cfg.Window.Kind == KindSliding:
 				s := tm.w.Start
 				err = w.emit(kb, Window{s - w.size, s + 1}, w.paneSources(w.panes[k], s), true, out)
-			} else {
+			case w.paned:
+				err = w.emit(kb, tm.w, w.hopSources(w.hop[k], tm.w), true, out)
+			default:
 				err = w.emit(kb, tm.w, nil, true, out)
 			}
 			if err != nil {
@@ -645,6 +766,12 @@ func (w *Windower) advanceTo(wm int64, out *Output) error {
 			continue
 		}
 		delete(w.windows, tm.w)
+		if w.paned {
+			if err := w.expireHopping(tm.w, st); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, k := range w.sortedKeys(st) {
 			if err := w.store.Delete([]byte(k), tm.w); err != nil {
 				return fmt.Errorf("windowing: delete %v: %w", tm.w, err)
@@ -661,6 +788,37 @@ func (w *Windower) advanceTo(wm int64, out *Output) error {
 					w.panes[k] = ps
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// expireHopping forgets the state of hopping window win and deletes the
+// panes that no later window needs: those that start before the next
+// window. Every key with state in such a pane has state in win.
+func (w *Windower) expireHopping(win Window, st *winState) error {
+	next := w.al.next(win)
+	for _, k := range w.sortedKeys(st) {
+		w.stats.Expired++
+		pl := w.hop[k]
+		if pl == nil {
+			continue
+		}
+		n := 0
+		for n < len(pl.ps) && pl.ps[n].Start < next {
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		kb := []byte(k)
+		for _, pane := range pl.ps[:n] {
+			if err := w.store.Delete(kb, pane); err != nil {
+				return fmt.Errorf("windowing: delete pane %v: %w", pane, err)
+			}
+		}
+		if pl.ps = slices.Delete(pl.ps, 0, n); len(pl.ps) == 0 {
+			delete(w.hop, k)
 		}
 	}
 	return nil
