@@ -216,6 +216,7 @@ type Windower struct {
 	buf   []Window
 	srcs  []Window
 	keys  []string
+	kbuf  []byte // a key passed to the store
 	stats Stats
 }
 
@@ -225,7 +226,10 @@ type winState struct {
 }
 
 // paneList is the panes in which a key has state, by start.
-type paneList struct{ ps []Window }
+type paneList struct {
+	key string // the key, shared with the windows' key sets
+	ps  []Window
+}
 
 // New returns a Windower for cfg whose accumulators live in store. It fails
 // with an error wrapping ErrInvalidConfig when cfg does not validate.
@@ -490,9 +494,14 @@ func (w *Windower) addHopping(p int32, rec *abi.Record, t, wm int64, out *Output
 	if err := w.store.Add(rec.Key, pane, rec); err != nil {
 		return fmt.Errorf("windowing: add to pane %v: %w", pane, err)
 	}
-	pl := w.addPane(rec.Key, pane)
-	for _, win := range w.buf[open:] {
-		w.track(rec.Key, win)
+	pl, added := w.addPane(rec.Key, pane)
+	if added {
+		// The key's state in a pane it had already is tracked in every
+		// window containing the pane that was open then, so in those
+		// open now.
+		for _, win := range w.buf[open:] {
+			w.trackKey(pl.key, win)
+		}
 	}
 	if w.cfg.Emit == EmitUpdate {
 		for _, win := range w.buf[open:] {
@@ -504,21 +513,22 @@ func (w *Windower) addHopping(p int32, rec *abi.Record, t, wm int64, out *Output
 	return nil
 }
 
-// addPane records that key has state in pane and returns the key's panes.
-func (w *Windower) addPane(key []byte, pane Window) *paneList {
+// addPane records that key has state in pane and returns the key's panes,
+// and whether the pane is new to the key.
+func (w *Windower) addPane(key []byte, pane Window) (*paneList, bool) {
 	pl := w.hop[string(key)]
 	if pl == nil {
-		pl = &paneList{}
-		w.hop[string(key)] = pl
+		pl = &paneList{key: string(key)}
+		w.hop[pl.key] = pl
 	}
 	if n := len(pl.ps); n > 0 && pl.ps[n-1] == pane {
-		return pl // the common case: the key's latest pane
+		return pl, false // the common case: the key's latest pane
 	}
 	i, found := slices.BinarySearchFunc(pl.ps, pane.Start, cmpStart)
 	if !found {
 		pl.ps = slices.Insert(pl.ps, i, pane)
 	}
-	return pl
+	return pl, !found
 }
 
 func cmpStart(w Window, start int64) int { return cmp.Compare(w.Start, start) }
@@ -673,15 +683,26 @@ func (w *Windower) emit(key []byte, win Window, srcs []Window, final bool, out *
 
 // track records that key has state in win, scheduling its close.
 func (w *Windower) track(key []byte, win Window) {
+	st := w.window(win)
+	if _, ok := st.keys[string(key)]; !ok {
+		st.keys[string(key)] = struct{}{}
+	}
+}
+
+// trackKey is track with the key as a string.
+func (w *Windower) trackKey(key string, win Window) {
+	w.window(win).keys[key] = struct{}{}
+}
+
+// window returns the state of win, creating it and scheduling its close.
+func (w *Windower) window(win Window) *winState {
 	st := w.windows[win]
 	if st == nil {
 		st = &winState{keys: make(map[string]struct{}, 1)}
 		w.windows[win] = st
 		heap.Push(&w.closing, timer{at: w.closeAt(win), w: win})
 	}
-	if _, ok := st.keys[string(key)]; !ok {
-		st.keys[string(key)] = struct{}{}
-	}
+	return st
 }
 
 // untrack forgets key's state in win (merged into another session).
@@ -727,7 +748,8 @@ func (w *Windower) advanceTo(wm int64, out *Output) error {
 		st.closed = true
 		w.keys = w.sortedKeys(st)
 		for _, k := range w.keys {
-			kb := []byte(k)
+			w.kbuf = append(w.kbuf[:0], k...)
+			kb := w.kbuf
 			switch w.cfg.Window.Kind {
 			case KindSession:
 				ss := w.sessions[k]
@@ -773,7 +795,8 @@ func (w *Windower) advanceTo(wm int64, out *Output) error {
 			continue
 		}
 		for _, k := range w.sortedKeys(st) {
-			if err := w.store.Delete([]byte(k), tm.w); err != nil {
+			w.kbuf = append(w.kbuf[:0], k...)
+			if err := w.store.Delete(w.kbuf, tm.w); err != nil {
 				return fmt.Errorf("windowing: delete %v: %w", tm.w, err)
 			}
 			w.stats.Expired++
@@ -811,9 +834,9 @@ func (w *Windower) expireHopping(win Window, st *winState) error {
 		if n == 0 {
 			continue
 		}
-		kb := []byte(k)
+		w.kbuf = append(w.kbuf[:0], k...)
 		for _, pane := range pl.ps[:n] {
-			if err := w.store.Delete(kb, pane); err != nil {
+			if err := w.store.Delete(w.kbuf, pane); err != nil {
 				return fmt.Errorf("windowing: delete pane %v: %w", pane, err)
 			}
 		}
