@@ -26,6 +26,10 @@ type aggFuncs interface {
 }
 
 // Keys of a window store: accumulators under 'a', the watermark under 'w'.
+// An accumulator's key holds the record key and the [start, end) of its
+// state unit: the window, or for hopping and sliding windows the pane (see
+// the windowing package). Hopping state written before panes (one entry per
+// window) is not readable as panes: the windower refuses to restore it.
 var watermarkKey = []byte("w")
 
 // appendAccKey appends the store key of (key, w) to b.
@@ -205,8 +209,9 @@ func (a *aggregator) saveWatermark() error {
 // # Why adds are buffered
 //
 // Folding one record at a time costs a store read, a guest call and a store
-// write per record (and per window, for hopping windows). Instead, Add only
-// appends the record to its (key, window) group; flush folds every pending
+// write per record. Instead, Add only appends the record to its (key,
+// window) group — (key, pane) for hopping and sliding windows, whose
+// records are folded once, into their pane; flush folds every pending
 // group in one eddy_agg_add call, reading and writing each accumulator
 // once. The Windower only sees accumulators through Merge, Result and
 // Delete, and each of them flushes the groups it touches first, so it
@@ -214,10 +219,14 @@ func (a *aggregator) saveWatermark() error {
 // batch, before Advance. A session that grows by one window (the common
 // merge) takes its pending group along without a flush.
 //
-// Results are deferred the same way during a batch: Result takes a copy of
-// the window's accumulator and returns nil; the aggregator then turns every
-// result of the batch into a value with one eddy_agg_result call and puts
-// the values into the batch's emits, which come in the order of the Result
+// Results are deferred the same way during a batch: Result takes the
+// accumulators that make up the window as they are (stored accumulators
+// are never modified in place, so keeping them is a snapshot) and returns
+// nil; at the end of the batch the aggregator merges each window's panes,
+// in order, with one eddy_agg_merge call per round (round r merges every
+// window's r-th pane into what the rounds before made), turns every result
+// of the batch into a value with one eddy_agg_result call, and puts the
+// values into the batch's emits, which come in the order of the Result
 // calls. Outside a batch (a caller that drives the Windower itself),
 // Result answers at once.
 //
@@ -225,9 +234,9 @@ func (a *aggregator) saveWatermark() error {
 // call fails (isolated by AggAdd's bisection), is reported with its index
 // in the batch, and a window whose every record failed still gets the
 // initial accumulator, since the Windower believes it exists. A result
-// that fails is charged to the record whose arrival asked for it (a
-// failure while advancing stops the task), as when results were computed
-// on the spot.
+// that fails, or whose panes fail to merge, is charged to the record whose
+// arrival asked for it (a failure while advancing stops the task), as when
+// results were computed on the spot.
 type windowStore struct {
 	ctx context.Context
 	st  *state.Store
@@ -262,6 +271,17 @@ type windowStore struct {
 	added  []abi.Added
 	errs   []*runtime.Error
 	res    []runtime.Result
+
+	// Scratch for Result and results.
+	parts   [][]byte         // the accumulators of the batch's Result calls (see askedResult)
+	folded  [][]byte         // folded[i]: asked[i]'s accumulator, merged so far
+	mfailed []*runtime.Error // mfailed[i]: why asked[i]'s merge failed
+	rkeys   [][]byte         // the arguments of a call
+	raccs   [][]byte
+	rsrcs   [][]byte
+	rasked  []int  // the asked result of each item of a merge call
+	kbuf    []byte // a store key
+	keyBuf  []byte // the keys of the batch's Result calls
 }
 
 // askedResult is a Result call whose value is computed at the end of the
@@ -269,8 +289,11 @@ type windowStore struct {
 type askedResult struct {
 	key []byte
 	win windowing.Window
-	acc []byte // the accumulator when Result was called (a copy)
-	at  int    // the record being processed then, or -1
+	// lo and hi delimit the window's accumulators in the store's parts, as
+	// they were when Result was called: their merge, in order, is the
+	// window's (one for a window that is its own state).
+	lo, hi int
+	at     int // the record being processed then, or -1
 }
 
 // accCacheBudget bounds the accumulators a task's window store keeps in
@@ -312,7 +335,8 @@ func (ws *windowStore) begin(ctx context.Context, n int) {
 	ws.ctx, ws.cur, ws.deferring = ctx, 0, true
 	clear(ws.failed)
 	clear(ws.asked)
-	ws.failed, ws.asked = ws.failed[:0], ws.asked[:0]
+	clear(ws.parts)
+	ws.failed, ws.asked, ws.parts, ws.keyBuf = ws.failed[:0], ws.asked[:0], ws.parts[:0], ws.keyBuf[:0]
 	if cap(ws.bad) < n {
 		ws.bad = make([]bool, n)
 	}
@@ -322,7 +346,8 @@ func (ws *windowStore) begin(ctx context.Context, n int) {
 
 // fail reports record j of the batch as failed with e, unless it already
 // failed: a record goes to the dead-letter topic once, with its first
-// failure (a hopping record can fail in each of its windows).
+// failure (a record can fail when folded and again in the results its
+// arrival asked for).
 func (ws *windowStore) fail(j int, e *runtime.Error) {
 	if ws.bad[j] {
 		return
@@ -556,47 +581,124 @@ func (ws *windowStore) Result(key []byte, w windowing.Window, srcs []windowing.W
 	if err := ws.flushFor(key, srcs); err != nil {
 		return nil, err
 	}
-	acc, err := ws.merged(key, srcs)
-	if err != nil {
-		return nil, err
+	if !ws.deferring {
+		acc, err := ws.merged(key, srcs)
+		if err != nil {
+			return nil, err
+		}
+		ws.res, err = ws.fn.AggResult(ws.ctx, [][]byte{key}, [][]byte{acc}, ws.res[:0])
+		if err != nil {
+			return nil, err
+		}
+		if ws.res[0].Err != nil {
+			return nil, ws.res[0].Err
+		}
+		return ws.res[0].Bytes, nil // the runtime's own copy of the answer
 	}
-	if ws.deferring {
-		ws.asked = append(ws.asked, askedResult{key: bytes.Clone(key), win: w, acc: acc, at: ws.cur})
-		return nil, nil
+	lo := len(ws.parts)
+	for _, src := range srcs {
+		ws.kbuf = appendAccKey(ws.kbuf[:0], key, src)
+		v, ok, err := ws.get(ws.kbuf)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ws.parts = append(ws.parts, v) // never modified: a snapshot
+		}
 	}
-	ws.res, err = ws.fn.AggResult(ws.ctx, [][]byte{key}, [][]byte{acc}, ws.res[:0])
-	if err != nil {
-		return nil, err
+	if len(ws.parts) == lo {
+		// None stored (not expected): the merge of nothing is the initial
+		// accumulator.
+		init, err := ws.fn.AggInit(ws.ctx)
+		if err != nil {
+			return nil, err
+		}
+		ws.parts = append(ws.parts, bytes.Clone(init))
 	}
-	if ws.res[0].Err != nil {
-		return nil, ws.res[0].Err
-	}
-	return ws.res[0].Bytes, nil // the runtime's own copy of the answer
+	// The keys of a batch's calls share a buffer: a key keeps its slice
+	// when the buffer grows, and the buffer is reused once they are done.
+	k := len(ws.keyBuf)
+	ws.keyBuf = append(ws.keyBuf, key...)
+	ws.asked = append(ws.asked, askedResult{key: ws.keyBuf[k:len(ws.keyBuf):len(ws.keyBuf)], win: w, lo: lo, hi: len(ws.parts), at: ws.cur})
+	return nil, nil
 }
 
-// results computes the values of the batch's Result calls with one
-// eddy_agg_result call and puts them into emits, the batch's emits: those
-// not Removed match the calls one for one, in order. An emit whose result
-// failed is dropped, and the failure charged to the record being processed
-// when it was asked for.
+// mergeAsked merges the accumulators of each of the batch's Result calls,
+// in order, into ws.folded, with one eddy_agg_merge call per round: round r
+// merges the r-th accumulator of every call that has one into what the
+// rounds before made of those before it (a left fold, as merged does). A
+// call whose merge fails gets its failure in ws.mfailed.
+func (ws *windowStore) mergeAsked() error {
+	n := len(ws.asked)
+	ws.folded = slices.Grow(ws.folded[:0], n)[:n]
+	ws.mfailed = slices.Grow(ws.mfailed[:0], n)[:n]
+	rounds := 0
+	for i, q := range ws.asked {
+		ws.folded[i], ws.mfailed[i] = ws.parts[q.lo], nil
+		rounds = max(rounds, q.hi-q.lo-1)
+	}
+	for r := 1; r <= rounds; r++ {
+		ws.rkeys, ws.raccs, ws.rsrcs, ws.rasked = ws.rkeys[:0], ws.raccs[:0], ws.rsrcs[:0], ws.rasked[:0]
+		for i, q := range ws.asked {
+			if q.hi-q.lo > r && ws.mfailed[i] == nil {
+				ws.rkeys = append(ws.rkeys, q.key)
+				ws.raccs = append(ws.raccs, ws.folded[i])
+				ws.rsrcs = append(ws.rsrcs, ws.parts[q.lo+r])
+				ws.rasked = append(ws.rasked, i)
+			}
+		}
+		if len(ws.rasked) == 0 {
+			break
+		}
+		var err error
+		if ws.res, err = ws.fn.AggMerge(ws.ctx, ws.rkeys, ws.raccs, ws.rsrcs, ws.res[:0]); err != nil {
+			return err
+		}
+		for j, i := range ws.rasked {
+			if e := ws.res[j].Err; e != nil {
+				ws.mfailed[i] = e
+				continue
+			}
+			ws.folded[i] = ws.res[j].Bytes // the runtime's own copy
+		}
+	}
+	return nil
+}
+
+// results computes the values of the batch's Result calls — the merges of
+// their accumulators (see mergeAsked), then one eddy_agg_result call — and
+// puts them into emits, the batch's emits: those not Removed match the
+// calls one for one, in order. An emit whose merge or result failed is
+// dropped, and the failure charged to the record being processed when it
+// was asked for.
 func (ws *windowStore) results(emits []windowing.Emit) ([]windowing.Emit, error) {
 	asked := ws.asked
 	defer func() {
 		clear(ws.asked)
-		ws.asked = ws.asked[:0]
+		clear(ws.parts)
+		clear(ws.folded)
+		clear(ws.rkeys)
+		clear(ws.raccs)
+		clear(ws.rsrcs)
+		ws.asked, ws.parts, ws.keyBuf = ws.asked[:0], ws.parts[:0], ws.keyBuf[:0]
 	}()
 	if len(asked) == 0 {
 		return emits, nil
 	}
-	keys, accs := make([][]byte, len(asked)), make([][]byte, len(asked))
-	for i, r := range asked {
-		keys[i], accs[i] = r.key, r.acc
-	}
-	var err error
-	if ws.res, err = ws.fn.AggResult(ws.ctx, keys, accs, ws.res[:0]); err != nil {
+	if err := ws.mergeAsked(); err != nil {
 		return nil, err
 	}
-	kept, n := emits[:0], 0
+	ws.rkeys, ws.raccs = ws.rkeys[:0], ws.raccs[:0]
+	for i, r := range asked {
+		if ws.mfailed[i] == nil {
+			ws.rkeys, ws.raccs = append(ws.rkeys, r.key), append(ws.raccs, ws.folded[i])
+		}
+	}
+	var err error
+	if ws.res, err = ws.fn.AggResult(ws.ctx, ws.rkeys, ws.raccs, ws.res[:0]); err != nil {
+		return nil, err
+	}
+	kept, n, m := emits[:0], 0, 0 // n: the next asked result; m: the next value
 	for _, e := range emits {
 		if e.Removed {
 			kept = append(kept, e)
@@ -605,16 +707,20 @@ func (ws *windowStore) results(emits []windowing.Emit) ([]windowing.Emit, error)
 		if n == len(asked) || asked[n].win != e.Window || !bytes.Equal(asked[n].key, e.Key) {
 			return nil, fmt.Errorf("window store: emit %d (%q %v) does not match result %d", len(kept), e.Key, e.Window, n)
 		}
-		r, at := ws.res[n], asked[n].at
+		failure, at := ws.mfailed[n], asked[n].at
 		n++
-		if r.Err != nil {
+		if failure == nil {
+			r := ws.res[m]
+			m++
+			failure, e.Value = r.Err, r.Bytes // the runtime's own copy of the answer
+		}
+		if failure != nil {
 			if at < 0 {
-				return nil, r.Err
+				return nil, failure
 			}
-			ws.fail(at, r.Err)
+			ws.fail(at, failure)
 			continue
 		}
-		e.Value = r.Bytes // the runtime's own copy of the answer
 		kept = append(kept, e)
 	}
 	if n != len(asked) {

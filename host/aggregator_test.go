@@ -318,6 +318,9 @@ var aggConfigs = []struct {
 	{"tumbling-retention", windowing.Config{Window: windowing.Tumbling(time.Second), Disorder: 300 * time.Millisecond, Retention: 2 * time.Second}},
 	{"tumbling-update", windowing.Config{Window: windowing.Tumbling(time.Second), Disorder: 300 * time.Millisecond, Emit: windowing.EmitUpdate}},
 	{"hopping", windowing.Config{Window: windowing.Hopping(time.Second, 250*time.Millisecond), Disorder: 300 * time.Millisecond, Grace: 100 * time.Millisecond}},
+	// 200 ms panes, two or three windows a record.
+	{"hopping-uneven", windowing.Config{Window: windowing.Hopping(time.Second, 400*time.Millisecond), Disorder: 300 * time.Millisecond, Retention: 500 * time.Millisecond}},
+	{"hopping-update", windowing.Config{Window: windowing.Hopping(time.Second, 250*time.Millisecond), Disorder: 300 * time.Millisecond, Emit: windowing.EmitUpdate}},
 	{"session", windowing.Config{Window: windowing.Session(150 * time.Millisecond), Disorder: 300 * time.Millisecond}},
 	{"session-update", windowing.Config{Window: windowing.Session(150 * time.Millisecond), Disorder: 300 * time.Millisecond, Emit: windowing.EmitUpdate}},
 	{"sliding", windowing.Config{Window: windowing.Sliding(500 * time.Millisecond), Disorder: 300 * time.Millisecond}},
@@ -533,5 +536,95 @@ func TestAggregatorResultsOutsideBatch(t *testing.T) {
 	}
 	if len(out.Emits) != 1 || string(out.Emits[0].Value) != `{"count":2,"sum":3,"avg":1.5}` {
 		t.Fatalf("emits %+v after progress", out.Emits)
+	}
+}
+
+// unluckyMerge is nativeStats whose merge fails when the second
+// accumulator's sum is 13.
+type unluckyMerge struct{ nativeStats }
+
+func (u unluckyMerge) AggMerge(ctx context.Context, keys, a, b [][]byte, out []runtime.Result) ([]runtime.Result, error) {
+	for i := range keys {
+		if math.Float64frombits(binary.LittleEndian.Uint64(b[i][8:])) == 13 {
+			out = append(out, runtime.Result{Err: &runtime.Error{Function: "stats", Kind: abi.KindAggregate,
+				Cause: runtime.CauseGuest, Code: abi.CodeBadInput, Index: i, Group: -1, Reason: "unlucky"}})
+			continue
+		}
+		out, _ = u.nativeStats.AggMerge(ctx, keys[i:i+1], a[i:i+1], b[i:i+1], out)
+	}
+	return out, nil
+}
+
+// TestAggregatorMergeFailure: the panes of a hopping window are merged at
+// the end of the batch; a merge that fails drops that result and charges
+// the record whose arrival asked for it, as a failing result does, and
+// the batch's other results keep their values.
+func TestAggregatorMergeFailure(t *testing.T) {
+	for _, tc := range []struct {
+		emit   windowing.EmitMode
+		recs   []abi.Record
+		failed []string
+		emits  []string
+	}{
+		{
+			emit: windowing.EmitUpdate,
+			recs: []abi.Record{
+				{Key: []byte("a"), Value: []byte("1"), Timestamp: 100},
+				{Key: []byte("a"), Value: []byte("13"), Timestamp: 600}, // [0,1000) merges a pane of 13
+				{Key: []byte("a"), Value: []byte("2"), Timestamp: 700},
+				{Key: []byte("b"), Value: []byte("5"), Timestamp: 100},
+			},
+			failed: []string{"1 bad_input"},
+			emits: []string{
+				`a [-500,500) {"count":1,"sum":1,"avg":1}`, `a [0,1000) {"count":1,"sum":1,"avg":1}`,
+				`a [500,1500) {"count":1,"sum":13,"avg":13}`,
+				`a [0,1000) {"count":3,"sum":16,"avg":5.333333333333333}`, `a [500,1500) {"count":2,"sum":15,"avg":7.5}`,
+				`b [-500,500) {"count":1,"sum":5,"avg":5}`, `b [0,1000) {"count":1,"sum":5,"avg":5}`,
+			},
+		},
+		{
+			emit: windowing.EmitFinal,
+			recs: []abi.Record{
+				{Key: []byte("a"), Value: []byte("1"), Timestamp: 100},
+				{Key: []byte("a"), Value: []byte("13"), Timestamp: 600},
+				{Key: []byte("b"), Value: []byte("5"), Timestamp: 100},
+				{Key: []byte("c"), Value: []byte("1"), Timestamp: 5000}, // wm 4000 closes them all
+			},
+			failed: []string{"3 bad_input"},
+			emits: []string{
+				`a [-500,500) {"count":1,"sum":1,"avg":1}`, `b [-500,500) {"count":1,"sum":5,"avg":5}`,
+				`b [0,1000) {"count":1,"sum":5,"avg":5}`, `a [500,1500) {"count":1,"sum":13,"avg":13}`,
+			},
+		},
+	} {
+		t.Run(tc.emit.String(), func(t *testing.T) {
+			db, err := state.Open("", state.Options{InMemory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			cfg := windowing.Config{Window: windowing.Hopping(time.Second, 500*time.Millisecond), Disorder: time.Second, Emit: tc.emit}
+			a, err := newAggregator(cfg, db.Store("p", "agg", 0), unluckyMerge{}, "stats", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out aggOutput
+			if err := a.process(context.Background(), tc.recs, &out); err != nil {
+				t.Fatal(err)
+			}
+			var failed, emits []string
+			for _, e := range out.Failed {
+				failed = append(failed, fmt.Sprintf("%d %s", e.Index, e.CodeString()))
+			}
+			for _, e := range out.Emits {
+				emits = append(emits, fmt.Sprintf("%s %v %s", e.Key, e.Window, e.Value))
+			}
+			if !slices.Equal(failed, tc.failed) {
+				t.Errorf("failed %q, want %q", failed, tc.failed)
+			}
+			if !slices.Equal(emits, tc.emits) {
+				t.Errorf("emits\n%q\nwant\n%q", emits, tc.emits)
+			}
+		})
 	}
 }
