@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -152,28 +153,28 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 	return nil
 }
 
-// logChanges produces the open transaction's changes of every stateful store
-// of every task to their changelogs (inside the transaction).
-func (n *Node) logChanges(ctx context.Context) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for _, t := range n.mu.groups {
+// logChanges produces the pending changes of the stateful stores of tasks to
+// their changelogs (inside the open transaction under exactly_once). The
+// tasks must be idle. A failed produce fails the node; it is also reported
+// to failed, when not nil, by the time the client is flushed.
+func (n *Node) logChanges(ctx context.Context, tasks []*task, failed *firstError) {
+	for _, t := range tasks {
 		if err := t.saveWatermarks(); err != nil {
 			n.fail(err)
+			failed.set(err)
 			return
 		}
 		for _, ts := range t.stores {
-			if ts == nil {
-				continue
-			}
-			if ts.source {
+			if ts == nil || ts.source {
 				continue
 			}
 			for _, c := range ts.st.Changes() {
 				r := &kgo.Record{Topic: ts.topic, Partition: t.part, Key: c.Key, Value: c.Value}
 				n.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
 					if err != nil {
-						n.fail(fmt.Errorf("changelog %s: %w", r.Topic, err))
+						err = fmt.Errorf("changelog %s: %w", r.Topic, err)
+						n.fail(err)
+						failed.set(err)
 						return
 					}
 					// Promises of one partition run in order.
@@ -184,12 +185,45 @@ func (n *Node) logChanges(ctx context.Context) {
 	}
 }
 
-// settleStores commits (after a committed transaction) or aborts the stores'
-// pending changes.
-func (n *Node) settleStores(committed bool) error {
+// allTasks lists the node's running tasks.
+func (n *Node) allTasks() []*task {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	ts := make([]*task, 0, len(n.mu.groups))
 	for _, t := range n.mu.groups {
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// firstError keeps the first error reported to it from any goroutine; a nil
+// *firstError ignores reports.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// settleStores commits (after a committed transaction or a checkpoint) or
+// aborts the pending changes of the stores of tasks.
+func (n *Node) settleStores(tasks []*task, committed bool) error {
+	for _, t := range tasks {
 		for _, ts := range t.stores {
 			if ts == nil {
 				continue

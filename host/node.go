@@ -130,11 +130,13 @@ type Node struct {
 	endsRead atomic.Int64
 	metrics  *metrics // metrics.go
 
-	cl      *kgo.Client
-	sess    *kgo.GroupTransactSession
-	db      *state.DB // nil without stateful steps
-	txnOpen bool      // a transaction was begun and not yet ended (poll loop and shutdown only)
-	txnWork bool      // the open transaction got records to process (poll loop only)
+	cl   *kgo.Client
+	sess *kgo.GroupTransactSession
+	db   *state.DB // nil without stateful steps
+	// ckptMu serializes checkpoints (stateful at_least_once: checkpoint.go).
+	ckptMu  sync.Mutex
+	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
+	txnWork bool // the open transaction got records to process (poll loop only)
 	// clientLoaded publishes cl to Stats, which may run on any goroutine.
 	clientLoaded atomic.Pointer[kgo.Client]
 
@@ -153,6 +155,10 @@ type Node struct {
 		groups map[taskKey]*task
 	}
 	runCtx context.Context
+	// workCtx is the tasks' context: it outlives runCtx until shutdown has
+	// let them finish their batches (a clean stop commits their work).
+	workCtx  context.Context
+	stopWork context.CancelFunc
 }
 
 // NewNode loads the pipeline's functions (validating each module) and returns
@@ -359,6 +365,8 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		}
 	}()
 	n.runCtx = ctx
+	n.workCtx, n.stopWork = context.WithCancel(context.WithoutCancel(ctx))
+	defer n.stopWork()
 	if err := n.createTopics(ctx); err != nil {
 		return err
 	}
@@ -434,6 +442,8 @@ func (n *Node) Run(ctx context.Context) (err error) {
 func (n *Node) loop(ctx context.Context) error {
 	eos := n.p.Delivery == ExactlyOnce
 	txnStart := time.Time{}
+	ckpt := n.checkpointing()
+	lastCkpt := time.Now()
 	for {
 		select {
 		case err := <-n.fatal:
@@ -455,8 +465,11 @@ func (n *Node) loop(ctx context.Context) error {
 		}
 		// Poll at most until the next commit is due.
 		wait := n.p.CommitInterval
-		if eos {
+		switch {
+		case eos:
 			wait = max(time.Millisecond, n.p.CommitInterval-time.Since(txnStart))
+		case ckpt:
+			wait = max(time.Millisecond, n.p.CommitInterval-time.Since(lastCkpt))
 		}
 		pctx, cancel := context.WithTimeout(ctx, wait)
 		if n.holding() {
@@ -513,6 +526,12 @@ func (n *Node) loop(ctx context.Context) error {
 			}
 		})
 		n.flushHeld(ctx)
+		if ckpt && time.Since(lastCkpt) >= n.p.CommitInterval {
+			if err := n.checkpoint(ctx); err != nil {
+				return err
+			}
+			lastCkpt = time.Now()
+		}
 		if eos && time.Since(txnStart) >= n.p.CommitInterval {
 			end := n.endTransaction
 			if !n.txnWork {
@@ -792,11 +811,11 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 		}
 	}
 	if try == kgo.TryCommit {
-		n.logChanges(ctx)
+		n.logChanges(ctx, n.allTasks(), nil)
 	}
 	committed, err := n.sess.End(ctx, try)
 	n.txnOpen = false
-	if serr := n.settleStores(committed && err == nil); serr != nil && err == nil {
+	if serr := n.settleStores(n.allTasks(), committed && err == nil); serr != nil && err == nil {
 		err = serr
 	}
 	if err != nil {
@@ -886,6 +905,13 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 // the partitions move; under exactly_once the open transaction is aborted by
 // the session, so queued work is dropped.
 func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	if n.checkpointing() {
+		if err := n.checkpointRevoked(ctx, parts); err != nil {
+			n.log.Warn("checkpoint on revoke failed", "error", err)
+		}
+		n.log.Info("partitions revoked", "partitions", parts)
+		return
+	}
 	drain := n.p.Delivery != ExactlyOnce
 	n.stopTasks(parts, drain)
 	if n.p.Delivery == AtLeastOnce {
@@ -903,7 +929,8 @@ func (n *Node) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) 
 	n.log.Warn("partitions lost", "partitions", parts)
 }
 
-func (n *Node) stopTasks(parts map[string][]int32, drain bool) {
+// stopTasks stops the tasks of parts (see task.stop) and returns them.
+func (n *Node) stopTasks(parts map[string][]int32, drain bool) []*task {
 	n.mu.Lock()
 	var ts []*task
 	var held [][]*batch
@@ -933,6 +960,7 @@ func (n *Node) stopTasks(parts map[string][]int32, drain bool) {
 		}
 		t.stop(drain)
 	}
+	return ts
 }
 
 // shutdown finishes or aborts the open work, commits, leaves the group and
@@ -943,6 +971,9 @@ func (n *Node) shutdown(cause error) {
 	// The loop returns its context's error when asked to stop: that is a
 	// clean stop, whether cancelled or timed out.
 	clean := cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
+	if !clean {
+		n.stopWork() // the open work is abandoned: stop guest calls and produces
+	}
 	switch n.p.Delivery {
 	case ExactlyOnce:
 		try := kgo.TryAbort
@@ -955,7 +986,11 @@ func (n *Node) shutdown(cause error) {
 			}
 		}
 	case AtLeastOnce:
-		if clean {
+		if clean && n.checkpointing() {
+			if err := n.checkpoint(ctx); err != nil {
+				n.log.Warn("final checkpoint failed", "error", err)
+			}
+		} else if clean {
 			if err := n.drainTasks(ctx); err == nil {
 				if err := n.cl.CommitMarkedOffsets(ctx); err != nil {
 					n.log.Warn("final commit failed", "error", err)
@@ -963,6 +998,7 @@ func (n *Node) shutdown(cause error) {
 			}
 		}
 	}
+	n.stopWork()
 	n.mu.Lock()
 	all := map[string][]int32{}
 	for topic, ps := range n.mu.tasks {

@@ -162,7 +162,8 @@ type Step struct {
 	Type   JoinType `yaml:"type"`
 	// State gives the function a keyed store (the ABI's state_get/put/delete)
 	// kept in the node's data directory and in the changelog topic
-	// <pipeline>-<step>-changelog. Needs delivery exactly_once.
+	// <pipeline>-<step>-changelog. Needs delivery at_least_once or
+	// exactly_once.
 	State bool `yaml:"state"`
 	// Window configures an aggregate step's windows (required for it).
 	Window *WindowSpec `yaml:"window"`
@@ -505,8 +506,8 @@ func (p *Pipeline) validate() error {
 		if s.Kind != StepJoin && (s.Table != "" || s.Stream != "" || s.Type != "") {
 			bad(f+".kind", "table, stream and type belong to join steps")
 		}
-		if s.stateful() && p.Delivery != ExactlyOnce {
-			bad(f+".kind", "this step keeps state: it needs delivery: exactly_once (its changelog is written in the transaction)")
+		if s.stateful() && p.Delivery == AtMostOnce {
+			bad(f+".kind", "this step keeps state: it needs delivery at_least_once or exactly_once (its changelog is written before the offsets are committed)")
 		}
 		if s.Emit != "" && s.Emit != "final" && s.Emit != "update" {
 			bad(f+".emit", "must be final or update, got %q", s.Emit)

@@ -123,7 +123,7 @@ func TestKeyByAndTimeErrors(t *testing.T) {
 		{"time field and function", "time_function: wordkey.wasm", "time_function: wordkey.wasm\n    time_field: ts", "give time_field or time_function, not both"},
 		{"function with processing time", "time_function: wordkey.wasm", "time_function: wordkey.wasm\n    time: processing", "time_field and time_function need time: event"},
 		{"time on a map", "kind: map, function: upper.wasm}", "kind: map, function: upper.wasm, time: processing}", "steps[0].kind: time, time_field, time_function and emit belong to aggregate steps"},
-		{"state without exactly_once", "delivery: exactly_once", "delivery: at_least_once", "steps[3].kind: this step keeps state: it needs delivery: exactly_once"},
+		{"state at most once", "delivery: exactly_once", "delivery: at_most_once", "steps[3].kind: this step keeps state: it needs delivery at_least_once or exactly_once"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -119,3 +119,86 @@ commit_interval: 50ms
 	check(maxima(300), 30)
 	n3.stop(t)
 }
+
+// TestStatefulRebalanceAtLeastOnce runs the counter guest under
+// at_least_once while records keep arriving: a second node joins, then the
+// first leaves. Partitions move only after their tasks have checkpointed
+// (changelog, store, then offsets), so the node that takes a partition
+// continues its counts: every key counts each of its records once, and
+// every count from 1 to the key's total is in the output.
+func TestStatefulRebalanceAtLeastOnce(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	brokers := []string{b.Addr()}
+	counter, _ := filepath.Abs("../testdata/go/counter.wasm")
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf(`name: alocounts
+source: {topics: [in]}
+steps:
+  - {name: count, kind: map, function: %s, state: true}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: at_least_once
+commit_interval: 50ms
+`, counter)), 0o644)
+	p, err := host.LoadPipeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys, rounds, perRound = 20, 30, 200
+	produced := 0
+	produceRound := func() {
+		i := 0
+		_, err := host.Produce(context.Background(), brokers, "in", func() (abi.Record, error) {
+			if i >= perRound {
+				return abi.Record{}, io.EOF
+			}
+			i++
+			produced++
+			return abi.Record{Key: []byte(fmt.Sprintf("k%d", produced%keys)), Value: []byte("x")}, nil
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n1 := startStatefulNode(t, brokers, p, "one", t.TempDir())
+	var n2 *runningNode
+	for r := 0; r < rounds; r++ {
+		produceRound()
+		switch r {
+		case rounds / 3:
+			n2 = startStatefulNode(t, brokers, p, "two", t.TempDir())
+		case 2 * rounds / 3:
+			n1.stop(t)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := consumeAll(t, b, "out", produced, 2*time.Second)
+	n2.stop(t)
+	seen := map[string]map[int]int{}
+	for _, r := range out {
+		var c int
+		fmt.Sscan(string(r.Value), &c)
+		k := string(r.Key)
+		if seen[k] == nil {
+			seen[k] = map[int]int{}
+		}
+		seen[k][c]++
+	}
+	dups := 0
+	for k := 0; k < keys; k++ {
+		key := fmt.Sprintf("k%d", k)
+		want := produced / keys
+		for c := 1; c <= want; c++ {
+			if seen[key][c] == 0 {
+				t.Fatalf("key %s: count %d missing from the output (%d records of the key)", key, c, want)
+			}
+			dups += seen[key][c] - 1
+		}
+		for c := range seen[key] {
+			if c > want {
+				t.Fatalf("key %s counted to %d, want %d: a record counted twice", key, c, want)
+			}
+		}
+	}
+	t.Logf("%d records, %d outputs, %d repeated", produced, len(out), dups)
+}

@@ -92,7 +92,10 @@ type task struct {
 	mu struct {
 		sync.Mutex
 		inflight []*batch // batches processed or in progress, awaiting acks (at_least_once)
-		failed   error
+		// processed are the last records of settled batches whose offsets
+		// wait for the next checkpoint (stateful at_least_once).
+		processed []*kgo.Record
+		failed    error
 	}
 }
 
@@ -137,6 +140,9 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	t.setHeaders()
 	t.refreshShadow(ctx)
 	t.noteWatermark()
+	if n.workCtx != nil {
+		ctx = n.workCtx // batches are finished at a clean stop (shutdown)
+	}
 	go t.run(ctx)
 	return t, nil
 }
@@ -434,7 +440,8 @@ func (t *task) produce(ctx context.Context, b *batch, r *kgo.Record) {
 
 // settle takes one from b.pending; when batches at the head of the
 // partition's queue are settled, their offsets are marked for commit, in
-// order (at_least_once; the other guarantees commit elsewhere).
+// order (at_least_once; the other guarantees commit elsewhere), or kept for
+// the next checkpoint (checkpoint.go).
 func (t *task) settle(b *batch) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -442,10 +449,24 @@ func (t *task) settle(b *batch) {
 	for len(t.mu.inflight) > 0 && t.mu.inflight[0].pending == 0 {
 		head := t.mu.inflight[0]
 		t.mu.inflight = t.mu.inflight[1:]
-		if t.n.p.Delivery == AtLeastOnce && !t.n.inProcess {
+		switch {
+		case t.n.p.Delivery != AtLeastOnce || t.n.inProcess:
+		case t.n.checkpointing():
+			// Marked once the state it changed is checkpointed.
+			t.mu.processed = append(t.mu.processed, head.last)
+		default:
 			t.n.client().MarkCommitRecords(head.last)
 		}
 	}
+}
+
+// takeProcessed returns the records to mark at a checkpoint and forgets them.
+func (t *task) takeProcessed() []*kgo.Record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rs := t.mu.processed
+	t.mu.processed = nil
+	return rs
 }
 
 // admit registers b as in flight; called by the poll loop before queueing.

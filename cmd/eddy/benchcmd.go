@@ -132,7 +132,7 @@ A run that makes no progress for a minute fails, as does one longer than
 	f.BoolVar(&nf.asJSON, "json", false, "print one JSON object per run")
 	f.BoolVar(&nf.kafka, "kafka", false, "run Kafka to Kafka with a real node instead of in process")
 	f.StringVar(&nf.brokers, "brokers", "", "with --kafka: Kafka bootstrap brokers, comma-separated (default: an embedded broker per run)")
-	f.StringVar(&nf.guarantee, "guarantee", string(host.ExactlyOnce), "with --kafka: the delivery guarantee, exactly_once or at_least_once (the stateful queries need exactly_once)")
+	f.StringVar(&nf.guarantee, "guarantee", string(host.ExactlyOnce), "with --kafka: the delivery guarantee, exactly_once or at_least_once")
 	f.DurationVar(&nf.timeout, "timeout", 10*time.Minute, "with --kafka: the longest a run may take")
 	cmd.AddCommand(newBenchNexmarkGenCmd(c))
 	return cmd
