@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/internal/await"
 )
@@ -99,8 +100,16 @@ commit_interval: 50ms
 // times are within the join window (a payment up to 1 s before and 2 s
 // after its order), as an outer join: unmatched orders and payments come
 // out alone once their window has closed. The output must equal a
-// brute-force join of the input, each result once.
+// brute-force join of the input, each result once: under exactly_once, and
+// under at_least_once, where the handover between the two nodes is a
+// checkpoint.
 func TestStreamStreamJoin(t *testing.T) {
+	for _, d := range []host.Delivery{host.ExactlyOnce, host.AtLeastOnce} {
+		t.Run(string(d), func(t *testing.T) { testStreamStreamJoin(t, d) })
+	}
+}
+
+func testStreamStreamJoin(t *testing.T, delivery host.Delivery) {
 	b := startBroker(t, "orders", "payments", "out", "dlq", "late")
 	brokers := []string{b.Addr()}
 	p := loadPipeline(t, `name: pay
@@ -114,7 +123,7 @@ steps:
 sink: {topic: out}
 dead_letter: {topic: dlq}
 late: {topic: late}
-delivery: exactly_once
+delivery: `+string(delivery)+`
 commit_interval: 50ms
 batch_size: 50
 `)
