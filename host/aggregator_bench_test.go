@@ -29,15 +29,17 @@ const (
 // The stream: 1000 keys at a time, round robin, one record per millisecond
 // of event time with up to 50 ms of disorder, values small JSON integers;
 // every 100,000 records the 1000 keys are replaced by others. So each key
-// gets a record a second: 10 per 10 s tumbling window (50 per hopping
-// window set), and sessions (gap 5 s) last as long as their key is active.
+// gets a record a second: 10 per 10 s tumbling window, 10 per hopping
+// window (10 s every 2 s: each record is in 5 windows and folded once, into
+// its 2 s pane, and a result merges 5 panes), and sessions (gap 5 s) last
+// as long as their key is active.
 //
 // Functions: the stats guest in Go and C (testdata/*/stats.wasm) and the
 // same aggregate in native Go over the same store path (nativeStats), so
 // that the difference is the cost of Wasm. The "-peradd" variants flush
 // after every add, as the store did before adds were batched (a read, an
-// eddy_agg_add call and a write per record and window); Go has none, at
-// ~10 K records/s for hopping windows it would take minutes.
+// eddy_agg_add call and a write per record and state unit: window, or pane
+// for hopping windows); Go has none, it would take minutes.
 func BenchmarkWindowedAggregate(b *testing.B) {
 	windows := []struct {
 		name string

@@ -17,8 +17,12 @@ func (s countStore) Add(key []byte, w Window, _ *abi.Record) error {
 	return nil
 }
 func (s countStore) Merge([]byte, Window, []Window) error { return nil }
-func (s countStore) Result(key []byte, w Window, _ []Window) ([]byte, error) {
-	return strconv.AppendInt(nil, s[storeKey{string(key), w}], 10), nil
+func (s countStore) Result(key []byte, _ Window, srcs []Window) ([]byte, error) {
+	var n int64
+	for _, w := range srcs {
+		n += s[storeKey{string(key), w}]
+	}
+	return strconv.AppendInt(nil, n, 10), nil
 }
 func (s countStore) Delete(key []byte, w Window) error {
 	delete(s, storeKey{string(key), w})
@@ -28,13 +32,23 @@ func (s countStore) Delete(key []byte, w Window) error {
 // BenchmarkTumblingCount counts 1000 keys in 1 s tumbling windows, records
 // 1 ms apart on 4 partitions with 100 ms disorder, final emission.
 func BenchmarkTumblingCount(b *testing.B) {
+	benchCount(b, Tumbling(time.Second))
+}
+
+// BenchmarkHoppingCount is BenchmarkTumblingCount with 5 s windows every
+// second: each record is in 5 windows and one pane.
+func BenchmarkHoppingCount(b *testing.B) {
+	benchCount(b, Hopping(5*time.Second, time.Second))
+}
+
+func benchCount(b *testing.B, spec Spec) {
 	const keys, parts = 1000, 4
 	recs := make([]abi.Record, 1<<16)
 	for i := range recs {
 		recs[i] = abi.Record{Key: []byte("key-" + strconv.Itoa(i%keys)), Value: []byte("1")}
 	}
 	store := countStore{}
-	w, err := New(Config{Window: Tumbling(time.Second), Disorder: 100 * time.Millisecond}, store)
+	w, err := New(Config{Window: spec, Disorder: 100 * time.Millisecond}, store)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +67,7 @@ func BenchmarkTumblingCount(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
-	if len(store) > 2*keys {
+	if len(store) > 2*int(spec.Size/spec.Advance)*keys {
 		b.Fatalf("%d accumulators held: state does not expire", len(store))
 	}
 }

@@ -683,7 +683,10 @@ func (w *Windower) emit(key []byte, win Window, srcs []Window, final bool, out *
 
 // track records that key has state in win, scheduling its close.
 func (w *Windower) track(key []byte, win Window) {
-	st := w.window(win)
+	st := w.windows[win]
+	if st == nil {
+		st = w.window(win)
+	}
 	if _, ok := st.keys[string(key)]; !ok {
 		st.keys[string(key)] = struct{}{}
 	}
