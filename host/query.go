@@ -3,7 +3,9 @@ package host
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -12,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/windowing"
 )
 
 // Queryable state: a node answers queries about its pipeline's stores from
@@ -195,18 +199,39 @@ func (n *Node) readStore(ctx context.Context, qs queryStore, p int32, q admin.St
 		})
 		return out, err
 	}
-	// An aggregate store: the result of each window's accumulator.
-	var keys, accs [][]byte
-	var wins [][2]int64
-	err := st.Scan([]byte{'a'}, func(k, v []byte) error {
+	// An aggregate store: the result of each window, from its accumulator
+	// or, for hopping windows, the merge of its panes' (windowing.Compose).
+	cfg, err := n.p.Steps[qs.step].windowing()
+	if err != nil {
+		return nil, err
+	}
+	wm := int64(math.MinInt64)
+	if v, ok, err := st.Get(watermarkKey); err != nil {
+		return nil, err
+	} else if ok && len(v) == 8 {
+		wm = int64(binary.BigEndian.Uint64(v))
+	}
+	type unitsOf struct {
+		key   []byte
+		units []windowing.Window
+		accs  map[windowing.Window][]byte
+	}
+	var groups []*unitsOf
+	err = st.Scan([]byte{'a'}, func(k, v []byte) error {
 		key, w, ok := parseAccKey(k)
-		if ok && match(key) && len(keys) < q.Limit {
-			keys, accs = append(keys, bytes.Clone(key)), append(accs, bytes.Clone(v))
-			wins = append(wins, [2]int64{w.Start, w.End})
+		if !ok || !match(key) {
+			return nil
 		}
+		// Entries come by key, then window start.
+		if len(groups) == 0 || !bytes.Equal(groups[len(groups)-1].key, key) {
+			groups = append(groups, &unitsOf{key: bytes.Clone(key), accs: map[windowing.Window][]byte{}})
+		}
+		g := groups[len(groups)-1]
+		g.units = append(g.units, w)
+		g.accs[w] = bytes.Clone(v)
 		return nil
 	})
-	if err != nil || len(keys) == 0 {
+	if err != nil || len(groups) == 0 {
 		return nil, err
 	}
 	lf := n.current(qs.step)
@@ -215,6 +240,28 @@ func (n *Node) readStore(ctx context.Context, qs queryStore, p int32, q admin.St
 		return nil, err
 	}
 	defer lf.fn.Release(ctx, inst)
+	var keys, accs [][]byte
+	var wins [][2]int64
+	var merged []runtime.Result
+	for _, g := range groups {
+		for _, c := range cfg.Compose(wm, g.units) {
+			if len(keys) == q.Limit {
+				break
+			}
+			acc := g.accs[c.Units[0]]
+			for _, u := range c.Units[1:] {
+				if merged, err = inst.AggMerge(ctx, [][]byte{g.key}, [][]byte{acc}, [][]byte{g.accs[u]}, merged[:0]); err != nil {
+					return nil, err
+				}
+				if merged[0].Err != nil {
+					return nil, fmt.Errorf("merging the panes of %q %v: %w", g.key, c.Window, merged[0].Err)
+				}
+				acc = bytes.Clone(merged[0].Bytes)
+			}
+			keys, accs = append(keys, g.key), append(accs, acc)
+			wins = append(wins, [2]int64{c.Window.Start, c.Window.End})
+		}
+	}
 	res, err := inst.AggResult(ctx, keys, accs, nil)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -113,4 +115,89 @@ commit_interval: 50ms
 	for _, n := range nodes {
 		n.stop(t)
 	}
+}
+
+// TestQueryableWindows asks a node for the windows of a hopping aggregate
+// (6 s every 4 s: each window the merge of three 2 s panes) while it keeps
+// them for an hour of retention: the answer must hold every window of every
+// key with the count and sum computed directly from the input, and equal
+// the last update the node wrote for it.
+func TestQueryableWindows(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq", "late")
+	brokers := []string{b.Addr()}
+	stats, _ := filepath.Abs("../testdata/c/stats.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: hop
+source: {topics: [in]}
+steps:
+  - name: stats
+    kind: aggregate
+    function: %s
+    window: {type: hopping, size: 6s, advance: 4s, retention: 1h}
+    emit: update
+sink: {topic: out}
+dead_letter: {topic: dlq}
+late: {topic: late}
+delivery: exactly_once
+commit_interval: 50ms
+`, stats))
+	n := startStatefulNode(t, brokers, p, "one", t.TempDir())
+	const base = int64(1700000000000) // a multiple of 4 s
+	type wk struct {
+		key   string
+		start int64
+	}
+	want := map[wk][2]int{}
+	var recs []abi.Record
+	for i := 0; i < 300; i++ {
+		key, ts, v := fmt.Sprintf("k%d", i%5), base+int64(i)*97, i%13
+		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(strconv.Itoa(v)), Timestamp: ts})
+		for s := (ts - base) / 4000 * 4000; s > ts-base-6000; s -= 4000 {
+			c := want[wk{key, base + s}]
+			want[wk{key, base + s}] = [2]int{c[0] + 1, c[1] + v}
+		}
+	}
+	produceAll(t, brokers, "in", recs)
+	ctx := context.Background()
+	query := func() (map[wk][2]int, map[wk]string, error) {
+		res, err := n.node.Admin().State(ctx, admin.StateQuery{Pipeline: "hop", Store: "stats", Prefix: []byte("k")})
+		if err != nil {
+			return nil, nil, err
+		}
+		got, raw := map[wk][2]int{}, map[wk]string{}
+		for _, e := range res.Entries {
+			if e.Window == nil || e.Window[1]-e.Window[0] != 6000 {
+				return nil, nil, fmt.Errorf("entry %s: window %v, want a 6 s window", e.Key, e.Window)
+			}
+			var r struct{ Count, Sum int }
+			if err := json.Unmarshal(e.Value, &r); err != nil {
+				return nil, nil, fmt.Errorf("entry %s %v: %q: %w", e.Key, *e.Window, e.Value, err)
+			}
+			w := wk{string(e.Key), e.Window[0]}
+			got[w], raw[w] = [2]int{r.Count, r.Sum}, string(e.Value)
+		}
+		return got, raw, nil
+	}
+	var got map[wk][2]int
+	var raw map[wk]string
+	var qerr error
+	await.Until(t, 50*time.Millisecond, func() bool {
+		got, raw, qerr = query()
+		return qerr == nil && maps.Equal(got, want)
+	}, func() string {
+		return fmt.Sprintf("the query gave %d windows (error %v), want %d equal to the input's", len(got), qerr, len(want))
+	})
+	// The last update of each window in the output says the same.
+	last := map[wk]string{}
+	for _, r := range consumeAll(t, b, "out", 0, time.Second) {
+		for _, h := range r.Headers {
+			if h.Key == "eddy.window.start" {
+				s, _ := strconv.ParseInt(string(h.Value), 10, 64)
+				last[wk{string(r.Key), s}] = string(r.Value)
+			}
+		}
+	}
+	if !maps.Equal(last, raw) {
+		t.Fatalf("the output's last updates (%d windows) differ from the query (%d windows)", len(last), len(raw))
+	}
+	n.stop(t)
 }

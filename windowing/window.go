@@ -1,9 +1,11 @@
 package windowing
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -280,4 +282,51 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// A Composite is a window and the state units (see [Store]) its result is
+// made of, oldest first.
+type Composite struct {
+	Window Window
+	Units  []Window
+}
+
+// Compose tells a reader of a store, such as a query, which windows the
+// state units of one key make up once the watermark is wm. For hopping
+// windows that is every window containing one of the units (panes) whose
+// state has not expired (its end plus Grace plus Retention is after wm),
+// with its panes: a pane outlives the windows it served while a later
+// window still uses it. For the other kinds each unit is reported as its
+// own window (a sliding window's unit is a pane [t, t+1)). units must be
+// sorted by start.
+func (c Config) Compose(wm int64, units []Window) []Composite {
+	s := c.Window
+	if s.Kind != KindHopping || s.Advance == s.Size {
+		out := make([]Composite, len(units))
+		for i, u := range units {
+			out[i] = Composite{Window: u, Units: units[i : i+1 : i+1]}
+		}
+		return out
+	}
+	a := newAligner(s)
+	var out []Composite
+	at := map[Window]int{} // window → index in out
+	var wins []Window
+	for _, u := range units {
+		wins = a.assign(wins[:0], u.Start)
+		for _, w := range wins {
+			if w.End+c.Grace.Milliseconds()+c.Retention.Milliseconds() <= wm {
+				continue // expired: some of its panes may be gone
+			}
+			i, ok := at[w]
+			if !ok {
+				i = len(out)
+				at[w] = i
+				out = append(out, Composite{Window: w})
+			}
+			out[i].Units = append(out[i].Units, u)
+		}
+	}
+	slices.SortFunc(out, func(x, y Composite) int { return cmp.Compare(x.Window.Start, y.Window.Start) })
+	return out
 }
