@@ -202,3 +202,67 @@ commit_interval: 50ms
 	}
 	t.Logf("%d records, %d outputs, %d repeated", produced, len(out), dups)
 }
+
+// TestStatefulBrokerOutage counts records per key with keyed state while
+// the broker becomes unreachable for 3 s and comes back, records arriving
+// throughout, under both guarantees that keep state: no count may be
+// missing from the output and no record may be counted twice.
+func TestStatefulBrokerOutage(t *testing.T) {
+	for _, d := range []host.Delivery{host.ExactlyOnce, host.AtLeastOnce} {
+		t.Run(string(d), func(t *testing.T) {
+			b := startBroker(t, "in", "out", "dlq")
+			brokers := []string{b.Addr()}
+			counter, _ := filepath.Abs("../testdata/go/counter.wasm")
+			p := loadPipeline(t, fmt.Sprintf(`name: outage
+source: {topics: [in]}
+steps:
+  - {name: count, kind: map, function: %s, state: true}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: %s
+commit_interval: 50ms
+`, counter, d))
+			n := startStatefulNode(t, brokers, p, "a", t.TempDir())
+			const keys, total = 10, 3000
+			produced := make(chan struct{})
+			go func() {
+				defer close(produced)
+				for from := 0; from < total; from += 250 {
+					var recs []abi.Record
+					for i := from; i < from+250; i++ {
+						recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", i%keys)), Value: []byte("x")})
+					}
+					produceAll(t, brokers, "in", recs)
+					time.Sleep(300 * time.Millisecond)
+				}
+			}()
+			time.Sleep(time.Second)
+			b.SetReachable(false)
+			time.Sleep(3 * time.Second)
+			b.SetReachable(true)
+			<-produced
+			out := consumeAll(t, b, "out", total, 3*time.Second)
+			n.stop(t)
+			seen := map[string]map[int]bool{}
+			for _, r := range out {
+				var c int
+				fmt.Sscan(string(r.Value), &c)
+				if seen[string(r.Key)] == nil {
+					seen[string(r.Key)] = map[int]bool{}
+				}
+				seen[string(r.Key)][c] = true
+			}
+			for k := 0; k < keys; k++ {
+				key := fmt.Sprintf("k%d", k)
+				for c := 1; c <= total/keys; c++ {
+					if !seen[key][c] {
+						t.Fatalf("key %s: count %d missing (%d outputs)", key, c, len(out))
+					}
+				}
+				if len(seen[key]) != total/keys {
+					t.Fatalf("key %s: %d distinct counts, want %d: a record counted twice", key, len(seen[key]), total/keys)
+				}
+			}
+		})
+	}
+}
