@@ -17,7 +17,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/eddy-streams/eddy/abi"
-	"github.com/eddy-streams/eddy/runtime/internal/interrupt"
 )
 
 // Engine compiles guest modules into Functions (Load), and wraps functions
@@ -29,6 +28,9 @@ type Engine struct {
 	cfg   config
 	cache wazero.CompilationCache
 	wd    *watchdog // stops the calls of interruptible functions at their deadline
+	// instrumented keeps modules with their interrupt checks added, by
+	// digest of the module as given (instrumented.go).
+	instrumented instrumentedCache
 }
 
 // NewEngine returns an Engine. With the default options, compiled code is
@@ -56,6 +58,7 @@ func NewEngine(opts ...Option) (*Engine, error) {
 			return nil, fmt.Errorf("runtime: compilation cache in %s: %w", dir, err)
 		}
 		e.cache = cache
+		e.instrumented.dir = filepath.Join(dir, "eddy-instrumented")
 	} else {
 		e.cache = wazero.NewCompilationCache()
 	}
@@ -129,7 +132,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 	f.limiter = newLimiter(cfg.logRate)
 	code := wasm
 	if !cfg.noInterrupt {
-		m, err := interrupt.Instrument(wasm)
+		m, err := e.instrumented.get(f.digest, wasm)
 		if err != nil {
 			return fail(fmt.Errorf("%w: adding interrupt checks: %v", ErrInvalidModule, err))
 		}

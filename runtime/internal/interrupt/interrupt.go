@@ -73,6 +73,11 @@ const (
 	StartExport = "eddy.start"
 )
 
+// Version numbers the way Instrument rewrites modules: the runtime caches
+// rewritten modules under it. Change it whenever the output of Instrument
+// changes (TestVersion holds the rewrite of a few modules to it).
+const Version = 1
+
 // Fuel is how many checks (loop iterations and calls) a guest runs between
 // two returns to Go: about 65 µs in a loop that does nothing, and a return
 // to Go costs about 100 ns.
