@@ -61,7 +61,7 @@ func TestVersion(t *testing.T) {
 	}
 	wantVersion := strings.SplitN(string(want), "\n", 2)[0]
 	if wantVersion == fmt.Sprintf("version %d", Version) {
-		t.Fatalf("Instrument's output changed but Version is still %d: increment it (cached rewrites would be reused), then run go test -run TestVersion -update-version", Version)
+		t.Fatalf("the rewrites of the test modules changed but Version is still %d: if Instrument changed, increment Version (cached rewrites would be reused); then, or if only the test modules were rebuilt, run go test -run TestVersion -update-version", Version)
 	}
 	t.Fatalf("Version is %d but %s records %s: run go test -run TestVersion -update-version (also when this package's testdata modules changed)", Version, golden, wantVersion)
 }
