@@ -39,9 +39,9 @@ type Options struct {
 	// DataDir holds the state of stateful queries (default: a temporary
 	// directory, removed after the run).
 	DataDir string
-	// Guarantee is the pipeline's delivery (default exactly_once; the
-	// stateful queries need it). In process, where nothing is committed,
-	// only the pipeline's validation sees it.
+	// Guarantee is the pipeline's delivery (default exactly_once). In
+	// process, where nothing is committed, only the pipeline's validation
+	// sees it.
 	Guarantee host.Delivery
 }
 
