@@ -59,6 +59,27 @@ func (g *guest) trailing() error {
 // count cannot be read (the call fails), and n with an error when the count
 // is readable but the records are not (every item fails with BAD_ENVELOPE).
 // No user code runs on a malformed envelope.
+func (g *guest) readRecords(in []byte) (n int, err error) {
+	if n, err = g.count(in); n < 0 {
+		return n, err
+	}
+	if cap(g.recs) < n {
+		g.recs = make([]Record, n, n+n/4)
+	}
+	g.recs = g.recs[:n]
+	g.hdrs = g.hdrs[:0]
+	off, i, err := g.decodeRecords(in, g.r.Offset(), g.recs)
+	if err != nil {
+		return n, envelopeError("record", i, err)
+	}
+	g.r.ResetAt(in, off)
+	return n, g.trailing()
+}
+
+// decodeRecords decodes len(recs) records from in[off:] into recs and
+// returns the offset after them. On failure it returns the index of the
+// record that could not be decoded and the reader's error. The headers of
+// the records are appended to g.hdrs.
 //
 // Records in the shape the Eddy host writes for a record without headers,
 //
@@ -69,17 +90,8 @@ func (g *guest) trailing() error {
 // all format bytes with one branch; it is written out here rather than called
 // because a call costs some 25 ns in Go compiled to Wasm. Any other shape goes
 // to readRecord, the general decoder.
-func (g *guest) readRecords(in []byte) (n int, err error) {
-	if n, err = g.count(in); n < 0 {
-		return n, err
-	}
-	if cap(g.recs) < n {
-		g.recs = make([]Record, n, n+n/4)
-	}
-	g.recs = g.recs[:n]
-	g.hdrs = g.hdrs[:0]
-	off := g.r.Offset()
-	for i := range g.recs {
+func (g *guest) decodeRecords(in []byte, off int, recs []Record) (next, i int, err error) {
+	for i = range recs {
 		if p := in[off:]; len(p) >= 14 {
 			ks, kl := 3, int(p[2]) // key start and length, for bin 8
 			if p[1] == msgpack.Nil {
@@ -97,7 +109,7 @@ func (g *guest) readRecords(in []byte) (n int, err error) {
 					if ks == 3 {
 						key = p[3:vs:vs]
 					}
-					rec := &g.recs[i]
+					rec := &recs[i]
 					rec.Key, rec.Value = key, p[vs+2+big:ts:ts]
 					rec.Timestamp, rec.Headers = int64(binary.BigEndian.Uint64(p[ts+1:])), nil
 					off += ts + 10
@@ -106,13 +118,12 @@ func (g *guest) readRecords(in []byte) (n int, err error) {
 			}
 		}
 		g.r.ResetAt(in, off)
-		if g.readRecord(&g.recs[i]); g.r.Err() != nil {
-			return n, envelopeError("record", i, g.r.Err())
+		if g.readRecord(&recs[i]); g.r.Err() != nil {
+			return off, i, g.r.Err()
 		}
 		off = g.r.Offset()
 	}
-	g.r.ResetAt(in, off)
-	return n, g.trailing()
+	return off, len(recs), nil
 }
 
 // readRecord decodes one Record (ABI.md 5.2) as views into the input, with
@@ -176,7 +187,9 @@ func (g *guest) intern(b []byte) string {
 }
 
 // readItems decodes [[key, a, b] × N] (width 3) or [[key, acc] × N] (width
-// 2) into g.items[:n], with the conventions of readRecords.
+// 2) into g.items[:n], with the conventions of readRecords. Items whose
+// fields are all bin 8 or nil, as the host writes keys and accumulators, are
+// decoded by the loop itself; any other shape by the general reader.
 func (g *guest) readItems(in []byte, width int) (n int, err error) {
 	if n, err = g.count(in); n < 0 {
 		return n, err
@@ -186,8 +199,30 @@ func (g *guest) readItems(in []byte, width int) (n int, err error) {
 	}
 	g.items = g.items[:n]
 	r := &g.r
+	off := r.Offset()
 	for i := range g.items {
 		it := &g.items[i]
+		p := in[off:]
+		var f [3][]byte
+		j, ok := 1, len(p) > 0 && p[0] == 0x90|byte(width)
+		for w := 0; ok && w < width; w++ {
+			switch {
+			case j < len(p) && p[j] == msgpack.Nil:
+				j++
+			case j+1 < len(p) && p[j] == msgpack.Bin8 && j+2+int(p[j+1]) <= len(p):
+				e := j + 2 + int(p[j+1])
+				f[w] = p[j+2 : e : e]
+				j = e
+			default:
+				ok = false
+			}
+		}
+		if ok {
+			it.key, it.a, it.b = f[0], f[1], f[2]
+			off += j
+			continue
+		}
+		r.ResetAt(in, off)
 		if m := r.ArrayLen(); m != width {
 			r.Fail(errItemShape)
 		}
@@ -199,7 +234,9 @@ func (g *guest) readItems(in []byte, width int) (n int, err error) {
 		if r.Err() != nil {
 			return n, envelopeError("item", i, r.Err())
 		}
+		off = r.Offset()
 	}
+	r.ResetAt(in, off)
 	return n, g.trailing()
 }
 

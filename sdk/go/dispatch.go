@@ -3,6 +3,7 @@ package eddy
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/eddy-streams/eddy/sdk/go/internal/msgpack"
@@ -132,12 +133,16 @@ type guest struct {
 
 	// Aggregation: the groups of an eddy_agg_add call, the two scratch
 	// accumulators, which one holds the current value, and the records of
-	// the current group that were not folded.
-	groups  []group
-	acc     [2][]byte
-	accv    []byte
-	cur     int
-	recErrs []recordError
+	// the current group that were not folded; the initial accumulator, made
+	// at most once per call.
+	groups   []group
+	acc      [2][]byte
+	accv     []byte
+	cur      int
+	recErrs  []recordError
+	init     []byte
+	initErr  error
+	initDone bool
 }
 
 // item is one [key, a, b] or [key, acc] entry of eddy_join, eddy_agg_merge
@@ -428,118 +433,246 @@ func (g *guest) aggInit() {
 // Added has no failure code of its own, so an envelope that is not a valid
 // list of groups fails the whole call with BAD_ENVELOPE, and a module without
 // an aggregate reports every record as UNSUPPORTED.
+//
+// A window over many keys sends many groups of a record or two, so the cost
+// per group matters as much as the cost per record: groups in the shape the
+// host writes are decoded by straight-line code (readGroups), the records of
+// every group by decodeRecords, and the whole batch is folded behind one
+// deferred recover (foldFrom) rather than one per group.
 func (g *guest) aggAdd(in []byte) *callError {
 	n, err := g.count(in)
 	if n < 0 {
 		return badEnvelope(err)
 	}
+	if err := g.readGroups(in, n); err != nil {
+		return badEnvelope(err)
+	}
+	g.out = msgpack.AppendArrayHeader(g.out[:0], n)
+	if reg.agg == nil {
+		for i := range g.groups {
+			gr := &g.groups[i]
+			g.recErrs = g.recErrs[:0]
+			for j := range gr.hi - gr.lo {
+				g.recErrs = append(g.recErrs, recordError{j, codeUnsupported, "this module implements no aggregate function"})
+			}
+			g.out = g.appendAdded(g.out, gr.acc)
+		}
+		return nil
+	}
+	g.init, g.initErr, g.initDone = nil, nil, false
+	for gi, ri := 0, 0; gi < n; {
+		gi, ri = g.foldFrom(gi, ri)
+	}
+	g.init = nil // do not keep Init's answer alive
+	return nil
+}
+
+// readGroups decodes the n groups of an eddy_agg_add envelope, whose count
+// g.count has read, into g.groups and their records into g.recs.
+//
+// A group in the shape the host writes,
+//
+//	93  c4 KL key | c0  c4 AL acc | c0  9N | dc NH NL  records...
+//
+// has its header read by the straight-line code in the loop; any other
+// shape goes through the general reader.
+func (g *guest) readGroups(in []byte, n int) error {
 	if cap(g.groups) < n {
 		g.groups = make([]group, n)
 	}
 	g.groups = g.groups[:n]
 	g.recs = g.recs[:0]
 	g.hdrs = g.hdrs[:0]
-	r := &g.r
+	off := g.r.Offset()
 	for i := range g.groups {
 		gr := &g.groups[i]
-		if m := r.ArrayLen(); m != 3 {
-			r.Fail(errItemShape)
+		k := -1 // the group's record count, once its header is read
+		if p := in[off:]; len(p) >= 4 {
+			ks, kl := 3, int(p[2]) // key start and length, for bin 8
+			if p[1] == msgpack.Nil {
+				ks, kl = 2, 0
+			}
+			as := ks + kl // accumulator header
+			if len(p) >= as+3 {
+				af := p[as]
+				ad, al := as+2, int(p[as+1]) // accumulator start and length, for bin 8
+				if af == msgpack.Nil {
+					ad, al = as+1, 0
+				}
+				rs := ad + al // records header
+				if len(p) > rs && (p[0]^0x93)|((p[1]^msgpack.Bin8)&(p[1]^msgpack.Nil))|((af^msgpack.Bin8)&(af^msgpack.Nil)) == 0 {
+					h := 0
+					if c := p[rs]; c&0xf0 == 0x90 {
+						k, h = int(c&0x0f), 1
+					} else if c == msgpack.Array16 && len(p) >= rs+3 {
+						k, h = int(p[rs+1])<<8|int(p[rs+2]), 3
+					}
+					// Every record takes at least a byte (as in the
+					// general reader, so that no count makes us allocate
+					// for records that cannot be there).
+					if k > len(p)-rs-h {
+						k = -1
+					}
+					if k >= 0 {
+						gr.key, gr.acc = nil, nil
+						if ks == 3 {
+							gr.key = p[3:as:as]
+						}
+						if af == msgpack.Bin8 {
+							gr.acc = p[ad:rs:rs]
+						}
+						off += rs + h
+					}
+				}
+			}
 		}
-		gr.key, gr.acc = r.Bytes(), r.Bytes()
-		k := r.ArrayLen()
-		gr.lo = len(g.recs)
-		for j := 0; j < k && r.Err() == nil; j++ {
-			g.recs = append(g.recs, Record{})
-			g.readRecord(&g.recs[len(g.recs)-1])
+		if k < 0 {
+			r := &g.r
+			r.ResetAt(in, off)
+			if m := r.ArrayLen(); m != 3 {
+				r.Fail(errItemShape)
+			}
+			gr.key, gr.acc = r.Bytes(), r.Bytes()
+			k = r.ArrayLen()
+			if r.Err() != nil {
+				return envelopeError("group", i, r.Err())
+			}
+			off = r.Offset()
 		}
-		gr.hi = len(g.recs)
-		if r.Err() != nil {
-			return badEnvelope(envelopeError("group", i, r.Err()))
+		gr.lo, gr.hi = len(g.recs), len(g.recs)+k
+		g.recs = slices.Grow(g.recs, k)[:gr.hi]
+		var err error
+		if off, _, err = g.decodeRecords(in, off, g.recs[gr.lo:gr.hi]); err != nil {
+			return envelopeError("group", i, err)
 		}
 	}
-	if err := g.trailing(); err != nil {
-		return badEnvelope(err)
-	}
-
-	b := msgpack.AppendArrayHeader(g.out[:0], n)
-	for i := range g.groups {
-		acc := g.fold(&g.groups[i])
-		b = append(b, 0x92)
-		b = appendNonNil(b, acc)
-		b = msgpack.AppendArrayHeader(b, len(g.recErrs))
-		for _, e := range g.recErrs {
-			b = append(b, 0x93)
-			b = msgpack.AppendInt(b, int64(e.index))
-			b = msgpack.AppendInt(b, int64(e.code))
-			b = msgpack.AppendStr(b, e.reason)
-		}
-	}
-	g.out = b
-	return nil
+	g.r.ResetAt(in, off)
+	return g.trailing()
 }
 
-// fold folds the records of gr into its accumulator and returns it, leaving
-// the records it could not fold in g.recErrs.
+// foldFrom folds the groups from gi on, starting with record ri of group gi
+// (ri is 0 unless a record of group gi panicked), and appends an Added for
+// each to g.out. It returns where to go on after a panic in user code, which
+// fails only the record that panicked.
 //
 // Add gets a scratch copy of the accumulator, so it may change it in place;
 // two scratch buffers alternate so that a failed Add leaves the previous
 // accumulator intact, and the input envelope is never written.
-func (g *guest) fold(gr *group) []byte {
-	g.recErrs = g.recErrs[:0]
-	recs := g.recs[gr.lo:gr.hi]
-	if reg.agg == nil {
-		for i := range recs {
-			g.recErrs = append(g.recErrs, recordError{i, codeUnsupported, "this module implements no aggregate function"})
-		}
-		return gr.acc
-	}
-	start := gr.acc
-	if start == nil {
-		var err error
-		if start, err = callInit(reg.agg.Init); err != nil {
-			code, reason := failure(err)
-			for i := range recs {
-				g.recErrs = append(g.recErrs, recordError{i, code, "initial accumulator: " + reason})
-			}
-			return nil
-		}
-	}
-	if g.acc[0] == nil {
-		g.acc[0], g.acc[1] = make([]byte, 0, 64), make([]byte, 0, 64)
-	}
-	g.cur = 0
-	g.accv = append(g.acc[0][:0], start...)
-	g.acc[0] = g.accv
-	for i := 0; i < len(recs); {
-		i = g.foldFrom(recs, i)
-	}
-	return g.accv
-}
-
-// foldFrom folds recs from i on until the end or a panic, and returns the
-// index of the next record to fold.
-func (g *guest) foldFrom(recs []Record, i int) (next int) {
+func (g *guest) foldFrom(gi, ri int) (nextGroup, nextRecord int) {
 	defer func() {
 		if v := recover(); v != nil {
 			code, reason := failure(panicError(v))
-			g.recErrs = append(g.recErrs, recordError{i, code, reason})
-			next = i + 1
+			g.recErrs = append(g.recErrs, recordError{ri, code, reason})
+			nextGroup, nextRecord = gi, ri+1
 		}
 	}()
 	add := reg.agg.Add
-	for ; i < len(recs); i++ {
-		work := append(g.acc[1-g.cur][:0], g.accv...)
-		g.acc[1-g.cur] = work
-		next, err := add(work, recs[i])
-		if err != nil {
-			code, reason := failure(err)
-			g.recErrs = append(g.recErrs, recordError{i, code, reason})
-			continue
+	for ; gi < len(g.groups); gi++ {
+		gr := &g.groups[gi]
+		recs := g.recs[gr.lo:gr.hi]
+		if ri == 0 { // a new group
+			g.recErrs = g.recErrs[:0]
+			start := gr.acc
+			if start == nil {
+				if !g.initDone {
+					g.init, g.initErr = callInit(reg.agg.Init)
+					g.initDone = true
+				}
+				if g.initErr != nil {
+					code, reason := failure(g.initErr)
+					for i := range recs {
+						g.recErrs = append(g.recErrs, recordError{i, code, "initial accumulator: " + reason})
+					}
+					g.out = g.appendAdded(g.out, nil)
+					continue
+				}
+				start = g.init
+			}
+			// The first Add copies the accumulator from the input (or
+			// Init's answer), which is only ever read.
+			g.cur = 0
+			g.accv = start
 		}
-		g.accv = next
-		g.cur = 1 - g.cur
+		for ; ri < len(recs); ri++ {
+			// work := copyAcc(g.acc[1-g.cur], g.accv), written out.
+			src, work := g.accv, g.acc[1-g.cur]
+			if n := len(src); n >= 8 && n <= 16 && cap(work) >= n {
+				work = work[:n]
+				a, z := *(*[8]byte)(src), *(*[8]byte)(src[n-8:])
+				*(*[8]byte)(work) = a
+				*(*[8]byte)(work[n-8:]) = z
+			} else {
+				work = copyAccSlow(work, src)
+			}
+			g.acc[1-g.cur] = work
+			next, err := add(work, recs[ri])
+			if err != nil {
+				code, reason := failure(err)
+				g.recErrs = append(g.recErrs, recordError{ri, code, reason})
+				continue
+			}
+			g.accv = next
+			g.cur = 1 - g.cur
+		}
+		ri = 0
+		g.out = g.appendAdded(g.out, g.accv)
 	}
-	return i
+	return gi, 0
+}
+
+// copyAcc copies src into dst's array (a new one if it is too small) and
+// returns the copy. Accumulators are usually a few words: those of 8 to 16
+// bytes are copied with two word moves, cheaper than a call of copy
+// (runtime.memmove), which costs some 40 ns in Go compiled to Wasm. The
+// loads come before the stores, so src and dst may overlap. (foldFrom has
+// it written out.)
+func copyAcc(dst, src []byte) []byte {
+	if n := len(src); n >= 8 && n <= 16 && cap(dst) >= n {
+		dst = dst[:n]
+		a, z := *(*[8]byte)(src), *(*[8]byte)(src[n-8:])
+		*(*[8]byte)(dst) = a
+		*(*[8]byte)(dst[n-8:]) = z
+		return dst
+	}
+	return copyAccSlow(dst, src)
+}
+
+// copyAccSlow is copyAcc for the other sizes.
+func copyAccSlow(dst, src []byte) []byte {
+	n := len(src)
+	if cap(dst) < n {
+		dst = make([]byte, n, max(n, 64))
+	}
+	dst = dst[:n]
+	copy(dst, src)
+	return dst
+}
+
+// appendAdded appends an Added: the accumulator (an empty bin for nil) and
+// the records in g.recErrs. The usual answer, a short accumulator and no
+// errors, is written by straight-line code.
+func (g *guest) appendAdded(b, acc []byte) []byte {
+	if n := len(acc); len(g.recErrs) == 0 && n <= math.MaxUint8 {
+		if cap(b)-len(b) < n+4 {
+			b = grow(b, n+4)
+		}
+		l := len(b)
+		o := b[l : l+n+4]
+		o[0], o[1], o[2] = 0x92, msgpack.Bin8, byte(n)
+		copyAcc(o[3:3:3+n], acc)
+		o[3+n] = 0x90
+		return b[:l+n+4]
+	}
+	b = append(b, 0x92)
+	b = appendNonNil(b, acc)
+	b = msgpack.AppendArrayHeader(b, len(g.recErrs))
+	for _, e := range g.recErrs {
+		b = append(b, 0x93)
+		b = msgpack.AppendInt(b, int64(e.index))
+		b = msgpack.AppendInt(b, int64(e.code))
+		b = msgpack.AppendStr(b, e.reason)
+	}
+	return b
 }
 
 // aggMerge answers eddy_agg_merge: [[key, a, b] × G] → [Result × G], body =

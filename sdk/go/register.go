@@ -87,13 +87,15 @@ type Aggregator struct {
 
 	// Merge combines the accumulators of two session windows of the same key
 	// into one; it must be associative. a and b are read-only views, valid
-	// during the call. A nil Merge answers UNSUPPORTED, which fails session
-	// windows.
+	// during the call. The result is copied before Merge is called again, so
+	// Merge may build it in a buffer it reuses. A nil Merge answers
+	// UNSUPPORTED, which fails session windows.
 	Merge func(key, a, b []byte) ([]byte, error)
 
 	// Result turns an accumulator into the output value; a nil result emits
-	// nothing. acc is a read-only view, valid during the call. A nil Result
-	// emits the accumulator itself.
+	// nothing. acc is a read-only view, valid during the call. The result is
+	// copied before Result is called again, so Result may build it in a
+	// buffer it reuses. A nil Result emits the accumulator itself.
 	Result func(key, acc []byte) ([]byte, error)
 }
 
