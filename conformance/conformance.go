@@ -15,6 +15,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -82,7 +83,14 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 	start := time.Now()
 	s := &suite{ctx: ctx, fn: fn, logs: logs, calls: opts.Calls}
 	rep := &Report{Function: name, Manifest: fn.Manifest()}
+	timedOut := ""
 	for _, c := range s.cases() {
+		if timedOut != "" {
+			// A function whose calls do not end would take a deadline per
+			// call of every case, and of every bisection step inside it.
+			rep.Results = append(rep.Results, Result{Case: c.name, Detail: "not run: case " + timedOut + " timed out"})
+			continue
+		}
 		inst, err := fn.NewInstance(ctx)
 		if err != nil {
 			return nil, err
@@ -96,6 +104,9 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 		r := Result{Case: c.name, Passed: err == nil, Detail: detail}
 		if err != nil {
 			r.Detail = err.Error()
+			if errors.Is(err, runtime.ErrTimeout) {
+				timedOut = c.name
+			}
 		}
 		rep.Results = append(rep.Results, r)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/eddy-streams/eddy/conformance"
 	"github.com/eddy-streams/eddy/runtime"
@@ -45,6 +47,35 @@ func TestEveryGuestConforms(t *testing.T) {
 					t.Errorf("no reference case ran: manifest name %q is not a reference function", rep.Manifest.Name)
 				}
 			})
+		}
+	}
+}
+
+// TestEndlessGuestStopsTheSuite runs the suite on a module whose calls never
+// end: the first case fails with the timeout and the others are reported
+// as not run, instead of each waiting out a deadline per call and per
+// bisection step.
+func TestEndlessGuestStopsTheSuite(t *testing.T) {
+	wasm, err := os.ReadFile(filepath.Join("..", "testdata", "wat", "loop.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := conformance.Run(context.Background(), "loop", wasm, conformance.Options{
+		Engine: []runtime.Option{runtime.WithoutCache(), runtime.WithCallTimeout(50 * time.Millisecond)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) < 2 {
+		t.Fatalf("%d results, want every process case", len(rep.Results))
+	}
+	first := rep.Results[0]
+	if first.Passed || !strings.Contains(first.Detail, "did not finish within 50ms") {
+		t.Fatalf("first case %+v, want a timeout", first)
+	}
+	for _, r := range rep.Results[1:] {
+		if r.Passed || r.Detail != "not run: case "+first.Case+" timed out" {
+			t.Fatalf("case %+v, want not run", r)
 		}
 	}
 }
