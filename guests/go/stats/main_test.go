@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	eddy "github.com/eddy-streams/eddy/sdk/go"
@@ -108,10 +109,57 @@ func TestAppendNumberMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestAddZeroAllocs(t *testing.T) {
+func TestZeroAllocs(t *testing.T) {
 	a := acc(0, 0)
-	r := eddy.Record{Value: []byte("123.25")}
-	if n := testing.AllocsPerRun(100, func() { add(a, r) }); n != 0 {
-		t.Fatalf("%v allocations per record", n)
+	for _, v := range []string{"123.25", "42", " -7 ", "1e3"} {
+		r := eddy.Record{Value: []byte(v)}
+		if n := testing.AllocsPerRun(100, func() { add(a, r) }); n != 0 {
+			t.Fatalf("%v allocations per record %q", n, v)
+		}
+	}
+	b := acc(3, 4.5)
+	if n := testing.AllocsPerRun(100, func() { merge(nil, a, b) }); n != 0 {
+		t.Fatalf("%v allocations per merge", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { result(nil, b) }); n != 0 {
+		t.Fatalf("%v allocations per result", n)
+	}
+}
+
+// TestAppendNumberAgreesWithStrconv checks appendShort, which formats most
+// numbers without strconv, against encoding/json on the numbers a stats
+// result holds (sums of integers and decimals, their averages) and on
+// random float64 values.
+func TestAppendNumberAgreesWithStrconv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	check := func(f float64) {
+		t.Helper()
+		want, err := json.Marshal(f)
+		if err != nil {
+			return // not finite
+		}
+		if got := appendNumber(nil, f); !bytes.Equal(got, want) {
+			t.Fatalf("appendNumber(%v) = %s, want %s (bits %#x)", f, got, want, math.Float64bits(f))
+		}
+	}
+	for _, f := range []float64{1, -1, 0.5, 4.5, 0.125, 1e15 - 1, 1e15, 999999999999999.9, 0.1, 0.2, 0.3, 0.1 + 0.2,
+		1.0 / 3, 2.0 / 3, -7.25, 1e-6, 1.5e-6, 123456789.123456, 9.999999999999999, 0.09999999999999999, 1e14 + 0.5} {
+		check(f)
+		check(math.Nextafter(f, 0))
+		check(math.Nextafter(f, math.Inf(1)))
+	}
+	for range 200_000 {
+		var f float64
+		switch rng.IntN(4) {
+		case 0: // an average of integers
+			f = float64(rng.Int64N(1e12)-5e11) / float64(1+rng.IntN(1000))
+		case 1: // a sum of decimals
+			f = float64(rng.Int64N(1e9)-5e8) / pow10[rng.IntN(6)]
+		case 2: // any magnitude
+			f = math.Float64frombits(rng.Uint64())
+		default: // few digits, any scale
+			f = float64(rng.Int64N(1e6)) * math.Pow(10, float64(rng.IntN(40)-20))
+		}
+		check(f)
 	}
 }

@@ -12,7 +12,6 @@ package jsonscan
 
 import (
 	"errors"
-	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -60,33 +59,77 @@ func IsNumber(tok []byte) bool {
 	return skipNumber(tok, 0) == len(tok)
 }
 
-// Float returns the value of tok, one JSON number, as a float64. Integers of
-// up to 15 digits are converted directly (exactly, as strconv would); others
-// go to strconv.ParseFloat, which costs some 500 ns in Go compiled to Wasm.
-// The error is strconv's, for a number outside the float64 range.
+// Float returns the value of tok, one JSON number, as a float64. Numbers
+// without an exponent and with at most 15 digits (42, -3.25) are converted
+// directly: the digits make an integer that float64 holds exactly, and one
+// division by a power of ten that it holds exactly rounds correctly, so the
+// result is strconv's. Others go to strconv.ParseFloat, which costs some
+// 500 ns in Go compiled to Wasm. The error is strconv's, for a number outside
+// the float64 range.
 func Float(tok []byte) (float64, error) {
 	digits := tok
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if len(digits) > 0 && len(digits) <= 15 {
+	if len(digits) > 0 && len(digits) <= 16 {
 		var v int64
-		for _, c := range digits {
-			if c < '0' || c > '9' {
-				goto slow
+		point := -1 // index of the decimal point
+		for i, c := range digits {
+			if c-'0' > 9 {
+				if c != '.' || point >= 0 {
+					goto slow
+				}
+				point = i
+				continue
 			}
 			v = v*10 + int64(c-'0')
 		}
-		if len(digits) != len(tok) {
-			if v == 0 {
-				return math.Copysign(0, -1), nil // -0, as strconv gives
-			}
-			v = -v
+		f := float64(v)
+		switch {
+		case point >= 0:
+			f /= pow10[len(digits)-1-point]
+		case len(digits) == 16:
+			goto slow // 16 digits
 		}
-		return float64(v), nil
+		if len(digits) != len(tok) {
+			f = -f // -0 too, as strconv gives
+		}
+		return f, nil
 	}
 slow:
 	return strconv.ParseFloat(string(tok), 64)
+}
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15}
+
+// Int reports whether doc is exactly a JSON integer of at most 15 digits,
+// with no surrounding whitespace and other than "-0", and returns its value,
+// which float64 holds exactly. It is the common case of Number and Float in
+// one loop, without a call: when ok is false doc may still be a number
+// (with white space, a fraction, an exponent, more digits, or -0), for them.
+func Int(doc []byte) (v int64, ok bool) {
+	d := doc
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 15 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	for _, c := range d {
+		if c-'0' > 9 {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if len(d) != len(doc) {
+		if v == 0 {
+			return 0, false // -0 is not an int64
+		}
+		v = -v
+	}
+	return v, true
 }
 
 // Number trims JSON whitespace from doc and reports whether what is left is

@@ -162,7 +162,8 @@ func FuzzField(f *testing.F) {
 
 func TestFloat(t *testing.T) {
 	for _, s := range []string{"0", "-0", "7", "-42", "123456789012345", "-999999999999999", "1234567890123456",
-		"99999999999999999999", "3.5", "-1e3", "1E-7", "0.1", "1e400", "-1e400"} {
+		"99999999999999999999", "3.5", "-1e3", "1E-7", "0.1", "1e400", "-1e400", "-0.0", "150.25", "0.3",
+		"12345678901234.5", "0.00000000000001", "0.000000000000001", "1234567890123.456", "9007199254740.993"} {
 		got, err := Float([]byte(s))
 		want, werr := strconv.ParseFloat(s, 64)
 		if (err == nil) != (werr == nil) || math.Float64bits(got) != math.Float64bits(want) {
@@ -173,6 +174,7 @@ func TestFloat(t *testing.T) {
 
 func FuzzFloat(f *testing.F) {
 	f.Add("12345")
+	f.Add("-150.25")
 	f.Fuzz(func(t *testing.T, s string) {
 		if !IsNumber([]byte(s)) {
 			return
@@ -181,6 +183,38 @@ func FuzzFloat(f *testing.F) {
 		want, werr := strconv.ParseFloat(s, 64)
 		if (err == nil) != (werr == nil) || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("Float(%q) = %v, %v; strconv %v, %v", s, got, err, want, werr)
+		}
+	})
+}
+
+func TestInt(t *testing.T) {
+	good := map[string]int64{"0": 0, "7": 7, "-42": -42, "123456789012345": 123456789012345, "-999999999999999": -999999999999999}
+	for s, want := range good {
+		if v, ok := Int([]byte(s)); !ok || v != want {
+			t.Errorf("Int(%q) = %d, %v; want %d", s, v, ok, want)
+		}
+	}
+	// Numbers left to Number and Float, and things that are not numbers.
+	for _, s := range []string{"-0", " 7", "7 ", "3.5", "1e3", "1234567890123456", "", "-", "01", "-01", "+1", "1a", "0x1", "\"1\""} {
+		if v, ok := Int([]byte(s)); ok {
+			t.Errorf("Int(%q) = %d, true", s, v)
+		}
+	}
+}
+
+// FuzzInt checks that whatever Int accepts is a JSON number whose value
+// Float gives the same.
+func FuzzInt(f *testing.F) {
+	f.Add("12345")
+	f.Add("-0")
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := Int([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		if !IsNumber([]byte(s)) || err != nil || math.Float64bits(float64(v)) != math.Float64bits(want) {
+			t.Fatalf("Int(%q) = %d; IsNumber %v, strconv %v, %v", s, v, IsNumber([]byte(s)), want, err)
 		}
 	})
 }
