@@ -70,6 +70,7 @@ func (db *DB) Store(pipeline, name string, partition int32) *Store {
 		data:       append([]byte{'d'}, p...),
 		checkpoint: append(append([]byte{'c'}, p...), "checkpoint"...),
 		pending:    map[string]*pendingChange{},
+		reads:      map[string]committed{},
 	}
 }
 
@@ -92,6 +93,39 @@ type Store struct {
 	// returned stays valid.
 	pending map[string]*pendingChange
 	gen     uint64 // see Generation
+	// reads keeps committed values (and absences) read from or written to
+	// Badger, so that reading a key again does not search the LSM tree: a
+	// table lookup per record, a guest's state_get. Bounded by readsBudget
+	// bytes: past it, it starts over.
+	reads      map[string]committed
+	readsBytes int
+}
+
+// committed is a key's committed value as reads keeps it (ok false: absent).
+type committed struct {
+	value []byte
+	ok    bool
+}
+
+// readsBudget bounds the bytes of keys and values a Store's read cache
+// keeps.
+const readsBudget = 4 << 20
+
+func (s *Store) remember(key string, value []byte, ok bool) {
+	if s.readsBytes+len(key)+len(value) > readsBudget {
+		clear(s.reads)
+		s.readsBytes = 0
+	}
+	if old, had := s.reads[key]; had {
+		s.readsBytes -= len(key) + len(old.value)
+	}
+	s.reads[key] = committed{value: value, ok: ok}
+	s.readsBytes += len(key) + len(value)
+}
+
+func (s *Store) forgetReads() {
+	clear(s.reads)
+	s.readsBytes = 0
 }
 
 type pendingChange struct {
@@ -110,6 +144,9 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 		}
 		return bytes.Clone(c.Value), true, nil
 	}
+	if c, ok := s.reads[string(key)]; ok {
+		return bytes.Clone(c.value), c.ok, nil
+	}
 	var v []byte
 	err := s.db.bdb.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(s.dataKey(key))
@@ -120,12 +157,14 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 		return err
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
+		s.remember(string(key), nil, false)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("state: get: %w", err)
 	}
-	return v, true, nil
+	s.remember(string(key), v, true)
+	return bytes.Clone(v), true, nil
 }
 
 // Put sets key to value in the open transaction.
@@ -205,10 +244,19 @@ func (s *Store) Commit(next int64) error {
 			}
 		}
 	}, next)
-	if err == nil {
-		clear(s.pending)
+	if err != nil {
+		s.forgetReads() // what reached disk is unknown
+		return err
 	}
-	return err
+	for k, c := range s.pending {
+		// Keys already read stay true; the others are not read back on
+		// their own (window and join state writes many keys once).
+		if _, ok := s.reads[k]; ok {
+			s.remember(k, c.Value, !c.Deleted) // values are never written in place
+		}
+	}
+	clear(s.pending)
+	return nil
 }
 
 // Restore applies changelog records read from the store's changelog
@@ -216,6 +264,7 @@ func (s *Store) Commit(next int64) error {
 // are not touched (restore happens before processing).
 func (s *Store) Restore(changes []Change, next int64) error {
 	s.gen++
+	s.forgetReads()
 	return s.apply(func(yield func(*Change) bool) {
 		for i := range changes {
 			if !yield(&changes[i]) {
@@ -279,6 +328,7 @@ func (s *Store) Checkpoint() (int64, error) {
 // the store is rebuilt from the changelog alone afterwards.
 func (s *Store) Wipe() error {
 	clear(s.pending)
+	s.forgetReads()
 	s.gen++
 	if err := s.db.bdb.DropPrefix(s.data); err != nil {
 		return fmt.Errorf("state: wipe: %w", err)
