@@ -156,3 +156,61 @@ batch_size: 50
 		}
 	}
 }
+
+// TestGlobalCountWindowsHandOver counts records per key in global windows
+// that fire every 4 records, on a node that stops halfway and a second one
+// that starts with an empty data directory: each key's count since its last
+// firing comes back with its accumulator, so every result covers exactly 4
+// consecutive records of its key.
+func TestGlobalCountWindowsHandOver(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	brokers := []string{b.Addr()}
+	stats, _ := filepath.Abs("../testdata/c/stats.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: every4
+source: {topics: [in]}
+steps:
+  - name: stats
+    kind: aggregate
+    function: %s
+    window: {type: global, count: 4}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: exactly_once
+commit_interval: 50ms
+`, stats))
+	// Key k gets values 1, 2, 3, ...: the n-th result of a key sums
+	// 16n-6 (4 consecutive values).
+	const keys, perKey = 5, 22
+	var recs []abi.Record
+	for i := 1; i <= perKey; i++ {
+		for k := 0; k < keys; k++ {
+			recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte(fmt.Sprint(i))})
+		}
+	}
+	half := len(recs)/2 + 1 // an odd split: counts are mid-window
+	produceAll(t, brokers, "in", recs[:half])
+	n1 := startStatefulNode(t, brokers, p, "one", t.TempDir())
+	await.Until(t, 10*time.Millisecond, func() bool { return n1.node.Stats().In >= int64(half) },
+		func() string { return fmt.Sprintf("the first node took %d of %d records", n1.node.Stats().In, half) })
+	n1.stop(t)
+	produceAll(t, brokers, "in", recs[half:])
+	n2 := startStatefulNode(t, brokers, p, "two", t.TempDir())
+	want := keys * (perKey / 4)
+	out := consumeAll(t, b, "out", want, 2*time.Second)
+	n2.stop(t)
+	if len(out) != want {
+		t.Fatalf("%d results, want %d", len(out), want)
+	}
+	seen := map[string]int{}
+	for _, r := range out {
+		var res struct{ Count, Sum int }
+		if err := json.Unmarshal(r.Value, &res); err != nil {
+			t.Fatalf("result %q: %v", r.Value, err)
+		}
+		seen[string(r.Key)]++
+		n := seen[string(r.Key)]
+		if res.Count != 4 || res.Sum != 16*n-6 {
+			t.Fatalf("key %s result %d: count %d sum %d, want 4 and %d", r.Key, n, res.Count, res.Sum, 16*n-6)
+		}
+	}
+}

@@ -25,7 +25,8 @@ type aggFuncs interface {
 	AggResult(ctx context.Context, keys, accs [][]byte, out []runtime.Result) ([]runtime.Result, error)
 }
 
-// Keys of a window store: accumulators under 'a', the watermark under 'w'.
+// Keys of a window store: accumulators under 'a', the watermark under 'w',
+// the count of a global count window's key under 'n' (countKey).
 // An accumulator's key holds the record key and the [start, end) of its
 // state unit: the window, or for hopping and sliding windows the pane (see
 // the windowing package). Hopping state written before panes (one entry per
@@ -127,9 +128,23 @@ func newAggregatorBudget(cfg windowing.Config, st *state.Store, fn aggFuncs, nam
 	if err != nil {
 		return nil, err
 	}
+	err = st.Scan([]byte{'n'}, func(k, v []byte) error {
+		n, used := binary.Uvarint(v)
+		if used <= 0 {
+			return fmt.Errorf("window store: malformed count %q of %q", v, k)
+		}
+		w.RestoreCount(k[1:], int(n))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	w.Assign(part)
 	return &aggregator{w: w, store: ws, part: part, name: name}, nil
 }
+
+// countKey is the store key of a global count window's count for key.
+func countKey(key []byte) []byte { return append([]byte{'n'}, key...) }
 
 const math64Min = -1 << 63
 
@@ -195,6 +210,15 @@ func (a *aggregator) watermark() int64 { return a.w.Watermark() }
 // changelog with the transaction.
 func (a *aggregator) saveWatermark() error {
 	if err := a.store.st.Put(watermarkKey, binary.BigEndian.AppendUint64(nil, uint64(a.w.Watermark()))); err != nil {
+		return err
+	}
+	err := a.w.TakeCounts(func(key []byte, n int) error {
+		if n == 0 {
+			return a.store.st.Delete(countKey(key))
+		}
+		return a.store.st.Put(countKey(key), binary.AppendUvarint(nil, uint64(n)))
+	})
+	if err != nil {
 		return err
 	}
 	if a.inputTimes {

@@ -113,6 +113,8 @@
 // [Windower.Restore] with the checkpointed task watermark and each (key,
 // window) found in its store — (key, pane) for hopping and sliding windows,
 // from which the Windower derives the windows; partition watermarks then
-// start over from that watermark. Global count windows are not restorable
-// yet.
+// start over from that watermark. A global count window's key also needs
+// its count (records since its last firing): the caller saves what
+// [Windower.TakeCounts] reports with its state and gives it back with
+// [Windower.RestoreCount].
 package windowing

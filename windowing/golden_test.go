@@ -128,14 +128,15 @@ func withoutRestarts(trace string) string {
 
 func runScript(script string) (string, error) {
 	var (
-		b     strings.Builder
-		w     *Windower
-		store = newSumStore()
-		now   = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-		cfg   = Config{Clock: func() time.Time { return now }}
-		loc   *time.Location
-		out   Output
-		parts []int32
+		b      strings.Builder
+		w      *Windower
+		store  = newSumStore()
+		now    = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		cfg    = Config{Clock: func() time.Time { return now }}
+		loc    *time.Location
+		out    Output
+		parts  []int32
+		counts = map[string]int{} // global count windows' counts, as a caller saves them
 	)
 	sc := bufio.NewScanner(strings.NewReader(script))
 	for line := 1; sc.Scan(); line++ {
@@ -192,6 +193,17 @@ func runScript(script string) (string, error) {
 			err = w.Flush(&out)
 		case "restart":
 			wm := w.Watermark()
+			// Global count windows' counts are saved beside the store.
+			if err = w.TakeCounts(func(key []byte, n int) error {
+				if n == 0 {
+					delete(counts, string(key))
+				} else {
+					counts[string(key)] = n
+				}
+				return nil
+			}); err != nil {
+				break
+			}
 			if w, err = New(cfg, store); err != nil {
 				break
 			}
@@ -201,6 +213,9 @@ func runScript(script string) (string, error) {
 				if err = w.Restore(wm, []byte(k.key), k.w); err != nil {
 					break
 				}
+			}
+			for k, n := range counts {
+				w.RestoreCount([]byte(k), n)
 			}
 			if err == nil {
 				fmt.Fprintf(&b, "%d: restart\n  %d accumulators at watermark %s\n", line, len(keys), fmtWM(wm))

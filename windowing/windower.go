@@ -212,6 +212,7 @@ type Windower struct {
 	panes    map[string][]int64   // sliding: pane starts per key, ascending
 	hop      map[string]*paneList // paned hopping: each key's panes
 	counts   map[string]int       // global: records since the last firing
+	dirty    map[string]struct{}  // global: keys whose count changed since TakeCounts
 
 	buf   []Window
 	srcs  []Window
@@ -259,6 +260,7 @@ func New(cfg Config, store Store) (*Windower, error) {
 		panes:    make(map[string][]int64),
 		hop:      make(map[string]*paneList),
 		counts:   make(map[string]int),
+		dirty:    make(map[string]struct{}),
 	}
 	if k := cfg.Window.Kind; k == KindTumbling || k == KindHopping {
 		w.al = newAligner(cfg.Window)
@@ -297,19 +299,21 @@ func (w *Windower) Stats() Stats {
 // scheduled to fire. Sliding accumulators are panes [t, t+1), hopping ones
 // panes of gcd(size, advance) (see the package documentation); a hopping
 // entry that is not such a pane (state of an older layout, or of other
-// windows) is an error wrapping ErrInvalidConfig. Global count windows
-// cannot be restored this way (their count is not a window property):
-// restoring one is an error wrapping ErrInvalidConfig.
+// windows) is an error wrapping ErrInvalidConfig. A global count window
+// needs its count too: give it with RestoreCount (see TakeCounts).
 //
 // The per-partition watermarks start over from the restored task watermark,
 // which never goes backwards; call Assign with the task's partitions too, or
 // the first partition to deliver a record would advance the watermark alone.
 func (w *Windower) Restore(watermark int64, key []byte, win Window) error {
-	if w.cfg.Window.Kind == KindGlobal {
-		return fmt.Errorf("windowing: restore a global count window: %w", ErrInvalidConfig)
-	}
 	w.floor = max(w.floor, watermark)
 	w.advanced = max(w.advanced, watermark)
+	if w.cfg.Window.Kind == KindGlobal {
+		if win != GlobalWindow {
+			return fmt.Errorf("windowing: restore %v into global windows: %w", win, ErrInvalidConfig)
+		}
+		return nil // its accumulator is all the state besides the count
+	}
 	if w.paned {
 		return w.restorePane(key, win)
 	}
@@ -639,10 +643,33 @@ func (w *Windower) paneSources(ps []int64, s int64) []Window {
 	return w.srcs
 }
 
+// TakeCounts calls fn with every key of global count windows whose count
+// (records since its last firing) changed since the last call, and its
+// count now: 0 when it fired. A caller that keeps state across restarts
+// saves them with the accumulators and gives them back with RestoreCount.
+func (w *Windower) TakeCounts(fn func(key []byte, n int) error) error {
+	for k := range w.dirty {
+		if err := fn([]byte(k), w.counts[k]); err != nil {
+			return err
+		}
+		delete(w.dirty, k)
+	}
+	return nil
+}
+
+// RestoreCount gives a global count window's key its count after a restart
+// (see TakeCounts).
+func (w *Windower) RestoreCount(key []byte, n int) {
+	if n > 0 {
+		w.counts[string(key)] = n
+	}
+}
+
 func (w *Windower) addGlobal(rec *abi.Record, out *Output) error {
 	if err := w.store.Add(rec.Key, GlobalWindow, rec); err != nil {
 		return fmt.Errorf("windowing: add to global window: %w", err)
 	}
+	w.dirty[string(rec.Key)] = struct{}{}
 	n := w.counts[string(rec.Key)] + 1
 	if n < w.cfg.Window.Count {
 		w.counts[string(rec.Key)] = n
