@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,9 +20,10 @@ import (
 // before its offset commit has the records processed again: their effect on
 // state counts twice (at least once), it is never lost.
 
-// checkpointing reports whether the node checkpoints its state itself.
-func (n *Node) checkpointing() bool {
-	return n.p.Delivery == AtLeastOnce && n.stateful()
+// checkpoints reports whether a node running p checkpoints its state
+// itself (the Node keeps the answer: Node.checkpointing).
+func checkpoints(p *Pipeline) bool {
+	return p.Delivery == AtLeastOnce && slices.ContainsFunc(p.Steps, func(s Step) bool { return s.stateful() })
 }
 
 // checkpoint makes the state of every task durable and commits the offsets

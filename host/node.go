@@ -118,7 +118,9 @@ type Node struct {
 	// inProcess marks a node run by InProcess: no Kafka, stores start
 	// empty, and sink receives what tasks produce.
 	inProcess bool
-	sink      func(*kgo.Record)
+	// checkpointing: stateful steps under at_least_once (checkpoint.go).
+	checkpointing bool
+	sink          func(*kgo.Record)
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
@@ -187,7 +189,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		cfg.NodeID = h + "-" + strconv.Itoa(os.Getpid())
 	}
 	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1),
-		room: make(chan struct{}, 1)}
+		room: make(chan struct{}, 1), checkpointing: checkpoints(p)}
 	n.mu.tasks = map[string]map[int32]*task{}
 	n.mu.groups = map[taskKey]*task{}
 	n.regReady = make(chan struct{})
@@ -442,7 +444,6 @@ func (n *Node) Run(ctx context.Context) (err error) {
 func (n *Node) loop(ctx context.Context) error {
 	eos := n.p.Delivery == ExactlyOnce
 	txnStart := time.Time{}
-	ckpt := n.checkpointing()
 	lastCkpt := time.Now()
 	for {
 		select {
@@ -468,7 +469,7 @@ func (n *Node) loop(ctx context.Context) error {
 		switch {
 		case eos:
 			wait = max(time.Millisecond, n.p.CommitInterval-time.Since(txnStart))
-		case ckpt:
+		case n.checkpointing:
 			wait = max(time.Millisecond, n.p.CommitInterval-time.Since(lastCkpt))
 		}
 		pctx, cancel := context.WithTimeout(ctx, wait)
@@ -526,7 +527,7 @@ func (n *Node) loop(ctx context.Context) error {
 			}
 		})
 		n.flushHeld(ctx)
-		if ckpt && time.Since(lastCkpt) >= n.p.CommitInterval {
+		if n.checkpointing && time.Since(lastCkpt) >= n.p.CommitInterval {
 			if err := n.checkpoint(ctx); err != nil {
 				return err
 			}
@@ -905,7 +906,7 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 // the partitions move; under exactly_once the open transaction is aborted by
 // the session, so queued work is dropped.
 func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
-	if n.checkpointing() {
+	if n.checkpointing {
 		if err := n.checkpointRevoked(ctx, parts); err != nil {
 			n.log.Warn("checkpoint on revoke failed", "error", err)
 		}
@@ -986,7 +987,7 @@ func (n *Node) shutdown(cause error) {
 			}
 		}
 	case AtLeastOnce:
-		if clean && n.checkpointing() {
+		if clean && n.checkpointing {
 			if err := n.checkpoint(ctx); err != nil {
 				n.log.Warn("final checkpoint failed", "error", err)
 			}

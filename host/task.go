@@ -451,7 +451,7 @@ func (t *task) settle(b *batch) {
 		t.mu.inflight = t.mu.inflight[1:]
 		switch {
 		case t.n.p.Delivery != AtLeastOnce || t.n.inProcess:
-		case t.n.checkpointing():
+		case t.n.checkpointing:
 			// Marked once the state it changed is checkpointed.
 			t.mu.processed = append(t.mu.processed, head.last)
 		default:
