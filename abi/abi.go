@@ -55,6 +55,22 @@ const (
 	StateFailed      = -3
 )
 
+// Limits of keyed state (ABI.md section 3). A state_put whose key or value is
+// longer fails the call; a longer key is never stored, so state_get answers
+// it absent and state_delete does nothing. They keep a changelog record (key,
+// value and overhead) under a default broker's 1 MB message limit, and keys
+// well under Badger's 65,000 bytes.
+const (
+	MaxStateKey   = 16 << 10  // 16 KiB
+	MaxStateValue = 960 << 10 // 960 KiB
+	// MaxCallStateBytes bounds what one call writes: the keys and values
+	// of its state_put calls and the keys of its state_delete calls, each
+	// counted every time it is written. The host holds them until the call
+	// returns; a call that writes more fails as a whole, like a put over
+	// the limits above.
+	MaxCallStateBytes = 64 << 20 // 64 MiB
+)
+
 // Kind is a function kind a module can implement.
 type Kind string
 

@@ -63,13 +63,15 @@ func DecodeProcessOutput(b []byte, in []Record, out *ProcessOutput) error {
 	if n != len(in) {
 		return malformed("process results: %d results for %d records", n, len(in))
 	}
+	// The limits count this answer only: out may hold earlier answers.
+	records, headers := 0, 0
 	for i := 0; i < n; i++ {
 		code, err := readResultHead(&r)
 		if err != nil {
 			return malformed("result %d: %v", i, err)
 		}
 		if code != CodeOK {
-			reason, err := r.Str()
+			reason, err := readReason(&r)
 			if err != nil {
 				return malformed("result %d: reason: %v", i, err)
 			}
@@ -80,10 +82,16 @@ func DecodeProcessOutput(b []byte, in []Record, out *ProcessOutput) error {
 		if err != nil {
 			return malformed("result %d: records: %v", i, err)
 		}
+		if k > r.Len()/minRecordBytes {
+			return malformed("result %d: %d records cannot fit in the %d bytes left", i, k, r.Len())
+		}
+		if records += k; records > MaxOutputRecords {
+			return malformed("result %d: more than %d output records in one answer (the limit)", i, MaxOutputRecords)
+		}
 		for j := 0; j < k; j++ {
 			out.Records = append(out.Records, Record{})
 			rec := &out.Records[len(out.Records)-1]
-			if err := readRecord(&r, rec, in[i].Timestamp); err != nil {
+			if err := readRecord(&r, rec, in[i].Timestamp, &headers); err != nil {
 				return malformed("result %d: record %d: %v", i, j, err)
 			}
 			out.From = append(out.From, int32(i))
@@ -115,7 +123,10 @@ func readResultHead(r *msgpack.Reader) (Code, error) {
 }
 
 // readRecord decodes a Record into rec; a nil timestamp becomes inherit.
-func readRecord(r *msgpack.Reader, rec *Record, inherit int64) error {
+// headers counts the headers decoded so far in a guest's answer, against
+// MaxRecordHeaders and MaxOutputHeaders; nil (an input envelope, which
+// carries what Kafka delivered) applies neither.
+func readRecord(r *msgpack.Reader, rec *Record, inherit int64, headers *int) error {
 	m, err := r.ArrayHeader()
 	if err != nil {
 		return err
@@ -148,6 +159,19 @@ func readRecord(r *msgpack.Reader, rec *Record, inherit int64) error {
 		rec.Headers = nil
 		return nil
 	}
+	// Check the count before allocating for it: against what is left, and
+	// against the limits.
+	switch {
+	case h > r.Len()/minHeaderBytes:
+		return errorf("%d headers cannot fit in the %d bytes left", h, r.Len())
+	case headers == nil:
+	case h > MaxRecordHeaders:
+		return errorf("%d headers, more than the limit of %d per record", h, MaxRecordHeaders)
+	case *headers+h > MaxOutputHeaders:
+		return errorf("more than %d headers in one answer (the limit)", MaxOutputHeaders)
+	default:
+		*headers += h
+	}
 	rec.Headers = make([]Header, h)
 	for i := range rec.Headers {
 		if p, err := r.ArrayHeader(); err != nil || p != 2 {
@@ -175,9 +199,12 @@ func DecodeRecords(b []byte, out []Record) ([]Record, error) {
 	if err != nil {
 		return out, malformed("records: %v", err)
 	}
+	if n > r.Len()/minRecordBytes {
+		return out, malformed("records: %d records cannot fit in the %d bytes left", n, r.Len())
+	}
 	for i := 0; i < n; i++ {
 		out = append(out, Record{})
-		if err := readRecord(&r, &out[len(out)-1], 0); err != nil {
+		if err := readRecord(&r, &out[len(out)-1], 0, nil); err != nil {
 			return out, malformed("record %d: %v", i, err)
 		}
 	}
@@ -257,6 +284,10 @@ func DecodeAggAddOutput(b []byte, groups []Group, out []Added) ([]Added, error) 
 		if err != nil {
 			return out, malformed("group %d: errors: %v", i, err)
 		}
+		if e > len(groups[i].Records) {
+			// Each record is reported at most once.
+			return out, malformed("group %d: %d errors for %d records", i, e, len(groups[i].Records))
+		}
 		for j := 0; j < e; j++ {
 			ie, err := readItemError(&r)
 			if err != nil {
@@ -295,7 +326,7 @@ func readItemError(r *msgpack.Reader) (ItemError, error) {
 	if code <= 0 || code > 1<<31-1 {
 		return ie, errorf("code %d out of range", code)
 	}
-	if ie.Reason, err = r.Str(); err != nil {
+	if ie.Reason, err = readReason(r); err != nil {
 		return ie, wrap("reason", err)
 	}
 	if idx < 0 || idx > 1<<31-1 {
@@ -395,7 +426,7 @@ func readValue(r *msgpack.Reader, t BodyType) (Value, error) {
 	}
 	v.Code = code
 	if code != CodeOK {
-		v.Reason, err = r.Str()
+		v.Reason, err = readReason(r)
 		return v, wrap("reason", err)
 	}
 	switch t {

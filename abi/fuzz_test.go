@@ -3,6 +3,7 @@ package abi_test
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -25,7 +26,10 @@ func processSeeds() [][]byte {
 	}
 	mixed := abi.AppendProcessResult([]byte{0x92}, nil)
 	mixed = abi.AppendResultError(mixed, abi.CodeRejected, "no")
-	return [][]byte{ok, mixed, {0x92, 0x92, 0x00, 0x90, 0x92, 0x00, 0x91, 0x94, 0xc0, 0xc0, 0xc0, 0xc0}, {0xdd, 0xff, 0xff, 0xff, 0xff}, {0x91}}
+	long := abi.AppendResultError([]byte{0x92}, abi.CodeRejected, strings.Repeat("r", abi.MaxReasonBytes+1))
+	long = abi.AppendProcessResult(long, nil)
+	claim := []byte{0x92, 0x92, 0x00, 0x91, 0x94, 0xc0, 0xc0, 0xc0, 0xdc, 0x03, 0xe9, 0x92, 0xa0, 0xc0, 0x92, 0x00, 0x90}
+	return [][]byte{ok, mixed, long, claim, {0x92, 0x92, 0x00, 0x90, 0x92, 0x00, 0x91, 0x94, 0xc0, 0xc0, 0xc0, 0xc0}, {0xdd, 0xff, 0xff, 0xff, 0xff}, {0x91}}
 }
 
 func FuzzDecodeProcessOutput(f *testing.F) {
@@ -37,6 +41,7 @@ func FuzzDecodeProcessOutput(f *testing.F) {
 		if err := abi.DecodeProcessOutput(b, fuzzIn, &out); err != nil {
 			return
 		}
+		checkDecodedSize(t, b, &out)
 		// Re-encode: group outputs by source, then decode again.
 		again := []byte{0x92}
 		ri, ei := 0, 0
@@ -60,6 +65,28 @@ func FuzzDecodeProcessOutput(f *testing.F) {
 			t.Fatalf("round trip changed the output:\n%+v\n%+v", out, out2)
 		}
 	})
+}
+
+// checkDecodedSize asserts the bounds of ABI.md 5.5: the decoded structure
+// of an answer is bounded by its bytes (at most one record per 5 bytes, one
+// header per 3) and by the limits, and kept reasons by MaxReasonBytes.
+func checkDecodedSize(t *testing.T, b []byte, out *abi.ProcessOutput) {
+	t.Helper()
+	headers := 0
+	for _, r := range out.Records {
+		if len(r.Headers) > abi.MaxRecordHeaders {
+			t.Fatalf("record with %d headers", len(r.Headers))
+		}
+		headers += len(r.Headers)
+	}
+	if len(out.Records) > len(b)/5 || len(out.Records) > abi.MaxOutputRecords || headers > len(b)/3 || headers > abi.MaxOutputHeaders {
+		t.Fatalf("%d bytes decoded to %d records and %d headers", len(b), len(out.Records), headers)
+	}
+	for _, e := range out.Errors {
+		if len(e.Reason) > abi.MaxReasonBytes {
+			t.Fatalf("reason of %d bytes kept", len(e.Reason))
+		}
+	}
 }
 
 func sameRecords(a, b []abi.Record) bool {
@@ -86,11 +113,11 @@ func FuzzDecodeAggAddOutput(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(out) != 1 || out[0].Acc == nil {
+		if len(out) != 1 || out[0].Acc == nil || len(out[0].Errors) > len(fuzzIn) {
 			t.Fatalf("decoded %+v", out)
 		}
 		for _, e := range out[0].Errors {
-			if e.Index < 0 || e.Index >= len(fuzzIn) || e.Code == abi.CodeOK {
+			if e.Index < 0 || e.Index >= len(fuzzIn) || e.Code == abi.CodeOK || len(e.Reason) > abi.MaxReasonBytes {
 				t.Fatalf("bad error entry %+v", e)
 			}
 		}
@@ -106,6 +133,11 @@ func FuzzDecodeValues(f *testing.F) {
 		vals, err := abi.DecodeValues(b, 2, typ, nil)
 		if err != nil {
 			return
+		}
+		for _, v := range vals {
+			if len(v.Reason) > abi.MaxReasonBytes {
+				t.Fatalf("reason of %d bytes kept", len(v.Reason))
+			}
 		}
 		again := msgpack.AppendArrayHeader(nil, len(vals))
 		for _, v := range vals {
@@ -135,6 +167,9 @@ func FuzzDecodeManifest(f *testing.F) {
 		m, err := abi.DecodeManifest(b)
 		if err != nil {
 			return
+		}
+		if len(m.Name) > abi.MaxManifestString || len(m.Version) > abi.MaxManifestString || len(m.SDK) > abi.MaxManifestString {
+			t.Fatalf("manifest strings of %d, %d, %d bytes", len(m.Name), len(m.Version), len(m.SDK))
 		}
 		m2, err := abi.DecodeManifest(abi.AppendManifest(nil, &m))
 		if err != nil || !reflect.DeepEqual(m, m2) {

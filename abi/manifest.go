@@ -89,17 +89,21 @@ func DecodeManifest(b []byte) (Manifest, error) {
 			}
 			seenKinds = true
 		case "name", "version", "sdk":
-			s, err := r.Str()
+			s, err := r.StrBytes()
 			if err != nil {
 				return m, malformed("manifest %s: %v", key, err)
 			}
+			if len(s) > MaxManifestString {
+				// They travel in registry events, logs and metrics.
+				return m, malformed("manifest %s of %d bytes: at most %d", key, len(s), MaxManifestString)
+			}
 			switch string(key) {
 			case "name":
-				m.Name = s
+				m.Name = string(s)
 			case "version":
-				m.Version = s
+				m.Version = string(s)
 			default:
-				m.SDK = s
+				m.SDK = string(s)
 			}
 		default:
 			if err := r.Skip(); err != nil {

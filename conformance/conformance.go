@@ -8,9 +8,11 @@
 // unicode are handled without a call failure (a function may refuse a record
 // with an error code, but not trap on it); it runs with and without keyed
 // state; aggregates merge consistently; and 100,000 calls on one instance
-// leave its memory bounded. When the manifest names one of the reference
-// functions (guests/<lang>/), their exact behaviour is checked as well:
-// outputs, per-record error codes, state calls, counters and logging.
+// leave its memory bounded. Options.Reference names one of the reference
+// functions (guests/<lang>/) whose exact behaviour is checked as well:
+// outputs, per-record error codes, state calls, counters and logging. It is
+// never inferred from the module's name: a correct function that happens to
+// be called upper is not the reference upper.
 package conformance
 
 import (
@@ -18,6 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +36,35 @@ type Options struct {
 	Calls int
 	// Engine options for loading the module (cache, limits).
 	Engine []runtime.Option
+	// Timeout bounds the whole run: past it, Run stops the case under way
+	// and returns an error naming it. Default DefaultTimeout; negative: no
+	// bound.
+	Timeout time.Duration
+	// Reference, when set, is the reference function (see References)
+	// whose exact behaviour the module must also have.
+	Reference string
+	// Logger, when set, receives the guest's log lines at debug level,
+	// with the case they were logged in.
+	Logger *slog.Logger
 }
+
+// References returns the names of the reference functions that
+// Options.Reference may name.
+func References() []string {
+	return slices.Sorted(maps.Keys(references))
+}
+
+// DefaultTimeout is the default Options.Timeout: generous for the 100,000
+// calls of the memory cases through a slow guest, finite for one that never
+// ends a call or logs without end.
+const DefaultTimeout = 10 * time.Minute
+
+// Bounds of the guest log lines a case keeps: past them lines are counted,
+// not kept, so a guest that logs without end cannot exhaust memory.
+const (
+	maxKeptLines = 10_000
+	maxKeptBytes = 1 << 20
+)
 
 // Result is the outcome of one case.
 type Result struct {
@@ -64,7 +97,26 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 	if opts.Calls <= 0 {
 		opts.Calls = 100000
 	}
-	logs := &logSink{}
+	if _, ok := references[opts.Reference]; opts.Reference != "" && !ok {
+		return nil, fmt.Errorf("no reference function %q; there are %s", opts.Reference, strings.Join(References(), ", "))
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	parent := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	// stopped is the error of a run cut short: the caller's, or the limit's.
+	stopped := func(during string) error {
+		if parent.Err() != nil {
+			return parent.Err()
+		}
+		return fmt.Errorf("conformance: stopped %s after %s, the run's time limit: %w", during, opts.Timeout, ctx.Err())
+	}
+	logs := &logSink{out: opts.Logger}
 	// The suite checks behaviour, not speed: calls get a generous deadline
 	// (4 MiB values through a loop-heavy guest on a loaded machine), unless
 	// the caller sets one.
@@ -77,11 +129,14 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 	defer eng.Close(context.WithoutCancel(ctx))
 	fn, err := eng.Load(ctx, name, wasm)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, stopped("loading the module")
+		}
 		return nil, err
 	}
 	defer fn.Close(context.WithoutCancel(ctx))
 	start := time.Now()
-	s := &suite{ctx: ctx, fn: fn, logs: logs, calls: opts.Calls}
+	s := &suite{ctx: ctx, fn: fn, logs: logs, calls: opts.Calls, reference: opts.Reference}
 	rep := &Report{Function: name, Manifest: fn.Manifest()}
 	timedOut := ""
 	for _, c := range s.cases() {
@@ -93,13 +148,16 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 		}
 		inst, err := fn.NewInstance(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, stopped("in case " + c.name)
+			}
 			return nil, err
 		}
-		logs.reset()
+		logs.reset(c.name)
 		detail, err := c.run(inst)
 		inst.Close(context.WithoutCancel(ctx))
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, stopped("in case " + c.name)
 		}
 		r := Result{Case: c.name, Passed: err == nil, Detail: detail}
 		if err != nil {
@@ -120,13 +178,15 @@ type testCase struct {
 }
 
 type suite struct {
-	ctx   context.Context
-	fn    *runtime.Function
-	logs  *logSink
-	calls int
+	ctx       context.Context
+	fn        *runtime.Function
+	logs      *logSink
+	calls     int
+	reference string
 }
 
-// cases lists the cases that apply to the module's kinds and name.
+// cases lists the cases that apply to the module's kinds, and those of the
+// reference function asked for.
 func (s *suite) cases() []testCase {
 	m := s.fn.Manifest()
 	var cs []testCase
@@ -155,19 +215,21 @@ func (s *suite) cases() []testCase {
 	if m.Has(abi.KindTimestamp) {
 		add("timestamp/batch-sizes", s.extractBatchSizes(abi.KindTimestamp))
 	}
-	if ref, ok := references[m.Name]; ok {
-		for _, c := range ref {
-			c := c
-			add("reference/"+m.Name+"/"+c.name, func(i *runtime.Instance) (string, error) { return c.run(s, i) })
-		}
+	for _, c := range references[s.reference] {
+		add("reference/"+s.reference+"/"+c.name, func(i *runtime.Instance) (string, error) { return c.run(s, i) })
 	}
 	return cs
 }
 
-// logSink captures the function's log records.
+// logSink captures the function's log records, and passes them on to out
+// at debug level.
 type logSink struct {
-	mu    sync.Mutex
-	lines []logLine
+	out     *slog.Logger
+	mu      sync.Mutex
+	lines   []logLine
+	bytes   int    // of the kept lines' text
+	dropped int    // lines past maxKeptLines or maxKeptBytes
+	running string // the case running
 }
 
 type logLine struct {
@@ -187,17 +249,32 @@ func (l *logSink) Handle(_ context.Context, r slog.Record) error {
 		return true
 	})
 	l.mu.Lock()
-	l.lines = append(l.lines, line)
+	if len(l.lines) < maxKeptLines && l.bytes+len(line.text) <= maxKeptBytes {
+		l.lines = append(l.lines, line)
+		l.bytes += len(line.text)
+	} else {
+		l.dropped++
+	}
+	c := l.running
 	l.mu.Unlock()
+	if l.out != nil && l.out.Enabled(context.Background(), slog.LevelDebug) {
+		attrs := []any{"case", c, "level_logged", r.Level.String()}
+		r.Attrs(func(a slog.Attr) bool {
+			attrs = append(attrs, a)
+			return true
+		})
+		l.out.Debug(r.Message, attrs...)
+	}
 	return nil
 }
 
 func (l *logSink) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logSink) WithGroup(string) slog.Handler      { return l }
 
-func (l *logSink) reset() {
+func (l *logSink) reset(c string) {
 	l.mu.Lock()
-	l.lines = nil
+	l.lines, l.bytes, l.dropped = nil, 0, 0
+	l.running = c
 	l.mu.Unlock()
 }
 

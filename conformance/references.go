@@ -62,7 +62,7 @@ func expectProcess(in []abi.Record, want []string) func(*suite, *runtime.Instanc
 			if err != nil {
 				return "", err
 			}
-			if err := sameOutcome(fmt.Sprintf("batches of %d vs expected", size), got, want); err != nil {
+			if err := sameOutcome(fmt.Sprintf("batches of %d", size), "got", got, "want", want); err != nil {
 				return "", err
 			}
 		}
@@ -77,14 +77,14 @@ func expectCrashIsolated(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if len(out.Records) != 2 || string(out.Records[0].Value) != "A" || string(out.Records[1].Value) != "B" {
-		return "", errorf("the records around the crash were not processed: %d outputs", len(out.Records))
+		return "", errorf("the records around the crash were not processed: got %d outputs, want 2", len(out.Records))
 	}
 	if len(out.Failed) != 1 || out.Failed[0].Index != 1 {
-		return "", errorf("failures %v, want record 1 only", out.Failed)
+		return "", errorf("failures: got %v, want record 1 only", out.Failed)
 	}
 	e := out.Failed[0]
 	if e.Code != abi.CodePanic && e.Cause != runtime.CauseTrap {
-		return "", errorf("the crash was reported as %v, want PANIC (code 3) or a trap", e)
+		return "", errorf("the crash: got %v, want PANIC (code 3) or a trap", e)
 	}
 	return "the crash is reported as " + e.CodeString() + " and isolated", nil
 }
@@ -96,14 +96,14 @@ func expectStats(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if !slices.Equal(failed, []int{2}) {
-		return "", errorf("failed records %v, want [2] (not a number)", failed)
+		return "", errorf("failed records: got %v, want [2] (not a number)", failed)
 	}
 	r, err := s.result(inst, key, acc)
 	if err != nil {
 		return "", err
 	}
 	if want := `"{\"count\":4,\"sum\":6,\"avg\":1.5}"`; r != want {
-		return "", errorf("result %s, want %s", r, want)
+		return "", errorf("result: got %s, want %s", r, want)
 	}
 	return "count, sum and average of 4 numbers; a non-number is refused with BAD_INPUT", nil
 }
@@ -115,14 +115,14 @@ func expectPriceStats(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if !slices.Equal(failed, []int{1, 2}) {
-		return "", errorf("failed records %v, want [1 2] (no numeric price)", failed)
+		return "", errorf("failed records: got %v, want [1 2] (no numeric price)", failed)
 	}
 	r, err := s.result(inst, key, acc)
 	if err != nil {
 		return "", err
 	}
 	if want := `"{\"count\":3,\"sum\":12.5,\"max\":10.5}"`; r != want {
-		return "", errorf("result %s, want %s", r, want)
+		return "", errorf("result: got %s, want %s", r, want)
 	}
 	return "count, sum and maximum of the price member of 3 objects; others are refused with BAD_INPUT", nil
 }
@@ -136,14 +136,14 @@ func expectCounter(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	want := outcome{`k="a" v="1" t=0;`, `k="b" v="42" t=0;`, `k="a" v="2" t=0;`}
-	if err := sameOutcome("counts", got, want); err != nil {
+	if err := sameOutcome("counts", "got", got, "want", want); err != nil {
 		return "", err
 	}
 	if string(st["a"]) != "2" || string(st["b"]) != "42" {
-		return "", errorf("state after the batch: %q", st)
+		return "", errorf("state after the batch: got %q, want a=\"2\" b=\"42\"", st)
 	}
 	if n := s.fn.Counters()["records"] - before; n != 3 {
-		return "", errorf("counter \"records\" grew by %d, want 3", n)
+		return "", errorf("counter \"records\" grew by: got %d, want 3", n)
 	}
 	// 1000 more records: the function logs once per 1000 records it counted.
 	recs := make([]abi.Record, 997)
@@ -155,7 +155,7 @@ func expectCounter(s *suite, inst *runtime.Instance) (string, error) {
 	}
 	logs := s.logs.guestLines()
 	if len(logs) != 1 || !strings.Contains(logs[0].text, "1000") {
-		return "", errorf("guest log lines after 1000 records: %+v, want one mentioning 1000", logs)
+		return "", errorf("guest log lines after 1000 records: got %+v, want one mentioning 1000", logs)
 	}
 	// Without a store the function refuses records, with REJECTED or STATE.
 	inst.SetState(nil)
@@ -164,7 +164,7 @@ func expectCounter(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if got[0] != "error 1" && got[0] != "error 6" {
-		return "", errorf("without a store: %s, want error 1 or 6", got[0])
+		return "", errorf("without a store: got %s, want error 1 or 6", got[0])
 	}
 	return "per-key counts in state, the records counter, a log line per 1000 records, refusal without a store", nil
 }
@@ -178,7 +178,7 @@ func expectJoin(s *suite, inst *runtime.Instance) (string, error) {
 	want := []string{`{"left":{"a":1},"right":null}`, `{"left":null,"right":"r"}`, `{"left":[1],"right":2}`}
 	for i, r := range res {
 		if r.Err != nil || string(r.Bytes) != want[i] {
-			return "", errorf("pair %d: %q %v, want %s", i, r.Bytes, r.Err, want[i])
+			return "", errorf("pair %d: got %q (error %v), want %s", i, r.Bytes, r.Err, want[i])
 		}
 	}
 	return "left-only, right-only and both-sided pairs", nil
@@ -191,14 +191,14 @@ func expectWordkey(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if string(keys[0].Bytes) != "two" || string(keys[1].Bytes) != `{"ts":` {
-		return "", errorf("keys %q, %q", keys[0].Bytes, keys[1].Bytes)
+		return "", errorf("keys: got %q, %q, want %q, %q", keys[0].Bytes, keys[1].Bytes, "two", `{"ts":`)
 	}
 	ts, err := inst.Timestamp(s.ctx, recs, nil)
 	if err != nil {
 		return "", err
 	}
 	if ts[1].Err != nil || ts[1].Int != 1700000000123 || ts[2].Err == nil || ts[2].Err.Code != abi.CodeBadInput {
-		return "", errorf("timestamps: %+v, %+v", ts[1], ts[2])
+		return "", errorf("timestamps: got %+v, %+v, want 1700000000123 and BAD_INPUT (code 2)", ts[1], ts[2])
 	}
 	return "first word as key; ts field as event time; BAD_INPUT without one", nil
 }

@@ -25,6 +25,13 @@ func init() {
 	references["nx-q7"] = []refCase{{"highest-bids", expectNexmarkQ7}}
 	references["nx-q8"] = []refCase{{"new-sellers", expectNexmarkQ8}}
 	references["nx-count"] = []refCase{{"counts", expectNexmarkCount}}
+	references["nx-q5"] = []refCase{{"tags-counts", expectProcess([]abi.Record{
+		{Key: []byte("42"), Value: []byte(`{"count":3}`), Headers: []abi.Header{
+			{Key: "eddy.window.start", Value: []byte("1000")}, {Key: "eddy.window.end", Value: []byte("11000")}}},
+		{Key: []byte("42"), Value: []byte(`{"count":3}`)},
+	}, []string{
+		`k="42" v="{\"auction\":42,\"count\":3,\"start\":1000,\"end\":11000}" t=0;`, "error 2",
+	})}, {"hot-items", expectNexmarkQ5}}
 	references["nx-one"] = []refCase{{"one-key", expectNexmarkOne}}
 }
 
@@ -40,7 +47,7 @@ func expectNexmarkQ3(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if r := res[0]; r.Err != nil || string(r.Bytes) != `{"name":"A","city":"B","state":"OR","auction":5}` || res[1].Bytes != nil {
-		return "", errorf("joins %q %v, %q", r.Bytes, r.Err, res[1].Bytes)
+		return "", errorf("joins: got %q (error %v) and %q, want {\"name\":\"A\",\"city\":\"B\",\"state\":\"OR\",\"auction\":5} and nothing", r.Bytes, r.Err, res[1].Bytes)
 	}
 	return "auctions of category 10 pass; sellers in OR join, in WY do not", nil
 }
@@ -54,14 +61,14 @@ func expectNexmarkQ7(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if !slices.Equal(failed, []int{2}) {
-		return "", errorf("failed records %v, want [2] (not a bid)", failed)
+		return "", errorf("failed records: got %v, want [2] (not a bid)", failed)
 	}
 	r, err := s.result(inst, key, acc)
 	if err != nil {
 		return "", err
 	}
 	if want := `"{\"price\":7,\"bids\":[{\"auction\":0,\"bidder\":1,\"dateTime\":8},{\"auction\":3,\"bidder\":4,\"dateTime\":9}]}"`; r != want {
-		return "", errorf("result %s, want %s", r, want)
+		return "", errorf("result: got %s, want %s", r, want)
 	}
 	return "the highest price and its bids in time order; a non-bid is refused", nil
 }
@@ -77,7 +84,7 @@ func expectNexmarkCount(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if want := `"{\"count\":3}"`; r != want {
-		return "", errorf("result %s, want %s", r, want)
+		return "", errorf("result: got %s, want %s", r, want)
 	}
 	return "counts every record", nil
 }
@@ -89,7 +96,7 @@ func expectNexmarkOne(s *suite, inst *runtime.Instance) (string, error) {
 	}
 	for _, k := range keys {
 		if k.Err != nil || string(k.Bytes) != "all" {
-			return "", errorf("key %q %v, want all", k.Bytes, k.Err)
+			return "", errorf("key: got %q (error %v), want all", k.Bytes, k.Err)
 		}
 	}
 	return `every record gets the key "all"`, nil
@@ -102,7 +109,7 @@ func expectNexmarkQ8(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if string(keys[0].Bytes) != "7" || string(keys[1].Bytes) != "7" || keys[2].Err == nil {
-		return "", errorf("keys %q %q %v, want 7, 7 and a refused bid", keys[0].Bytes, keys[1].Bytes, keys[2].Err)
+		return "", errorf("keys: got %q, %q, %v, want 7, 7 and a refused bid", keys[0].Bytes, keys[1].Bytes, keys[2].Err)
 	}
 	key := []byte("7")
 	alone, _, err := fold(s, inst, key, nil, values(person), 1)
@@ -110,17 +117,44 @@ func expectNexmarkQ8(s *suite, inst *runtime.Instance) (string, error) {
 		return "", err
 	}
 	if r, err := s.result(inst, key, alone); err != nil || r != "nil" {
-		return "", errorf("a person without an auction gives %s %v, want nothing", r, err)
+		return "", errorf("a person without an auction: got %s (error %v), want nothing", r, err)
 	}
 	both, failed, err := fold(s, inst, key, nil, values(auction, `{"bidder":7}`, person, auction), 2)
 	if err != nil {
 		return "", err
 	}
 	if !slices.Equal(failed, []int{1}) {
-		return "", errorf("failed records %v, want [1] (a bid)", failed)
+		return "", errorf("failed records: got %v, want [1] (a bid)", failed)
 	}
-	if r, err := s.result(inst, key, both); err != nil || r != `"{\"person\":7,\"name\":\"Ann \\u00e9\"}"` {
-		return "", errorf("result %s %v", r, err)
+	want := `"{\"person\":7,\"name\":\"Ann \\u00e9\"}"`
+	if r, err := s.result(inst, key, both); err != nil || r != want {
+		return "", errorf("result: got %s (error %v), want %s", r, err, want)
 	}
 	return "persons keyed by id, auctions by seller; a window with both reports the person once", nil
+}
+
+func expectNexmarkQ5(s *suite, inst *runtime.Instance) (string, error) {
+	key := []byte("10000")
+	acc, failed, err := fold(s, inst, key, nil, values(
+		`{"auction":5,"count":3,"start":0,"end":10000}`, `{"auction":9,"count":1,"start":0,"end":10000}`,
+		`{"x":1}`, `{"auction":2,"count":3,"start":0,"end":10000}`), 4)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(failed, []int{2}) {
+		return "", errorf("failed records: got %v, want [2] (not a tagged count)", failed)
+	}
+	r, err := s.result(inst, key, acc)
+	if err != nil {
+		return "", err
+	}
+	if want := `"{\"start\":0,\"end\":10000,\"count\":3,\"auctions\":[2,5]}"`; r != want {
+		return "", errorf("result: got %s, want %s", r, want)
+	}
+	if _, err := expectProcess([]abi.Record{{Key: key, Value: []byte(`{"start":0,"end":10000,"count":3,"auctions":[2,5]}`)}}, []string{
+		`k="10000" v="{\"Start\":0,\"End\":10000,\"Auction\":2,\"Count\":3}" t=0;k="10000" v="{\"Start\":0,\"End\":10000,\"Auction\":5,\"Count\":3}" t=0;`,
+	})(s, inst); err != nil {
+		return "", err
+	}
+	return "the auctions with the most counts of a window, split one per record", nil
 }

@@ -26,7 +26,7 @@ import (
 // nxLanguages are the languages that have each Nexmark guest.
 var nxLanguages = map[string][]string{
 	"nx-q1": {"go", "c"}, "nx-q2": {"go", "c"},
-	"nx-q3": {"go"}, "nx-q7": {"go"}, "nx-q8": {"go"}, "nx-count": {"go"}, "nx-one": {"go"},
+	"nx-q3": {"go"}, "nx-q5": {"go"}, "nx-q7": {"go"}, "nx-q8": {"go"}, "nx-count": {"go"}, "nx-one": {"go"},
 }
 
 // nxEvents returns the first n events of nexmark's default stream, or of

@@ -32,6 +32,14 @@ type NodeStatus struct {
 	Lag   int64        `json:"lag"`
 	Tasks []TaskStatus `json:"tasks"`
 	Graph Graph        `json:"graph"`
+	// StateRebuilds are the node's last stores (at most 16) wiped and
+	// rebuilt from their changelog because their checkpoint did not match
+	// it, oldest first.
+	StateRebuilds []StoreRebuild `json:"state_rebuilds,omitempty"`
+	// Restores are the node's stores being restored now (from their
+	// changelog or a table's topic); the node's other partitions go on
+	// meanwhile.
+	Restores []RestoreStatus `json:"restores,omitempty"`
 }
 
 // StepStatus is a step's live function in a node.
@@ -47,7 +55,8 @@ type StepStatus struct {
 // Status returns the node's status.
 func (n *Node) Status() NodeStatus {
 	st := NodeStatus{Node: n.cfg.NodeID, Pipeline: n.p.Name, Delivery: n.p.Delivery, Started: n.started,
-		Partitions: map[string][]int32{}, Stats: n.Stats(), Tasks: n.taskStatuses(), Graph: n.graph()}
+		Partitions: map[string][]int32{}, Stats: n.Stats(), Tasks: n.taskStatuses(), Graph: n.graph(),
+		StateRebuilds: n.rebuilds.list(), Restores: n.metrics.restoresNow()}
 	for _, t := range st.Tasks {
 		for _, in := range t.Inputs {
 			st.Lag += in.Lag
@@ -222,7 +231,8 @@ func (a nodeAdmin) Cluster(ctx context.Context) (any, error) {
 	n := a.n
 	n.refreshEnds(ctx)
 	cs := ClusterStatus{Pipeline: n.p.Name, Nodes: []NodeStatus{n.Status()}}
-	peers, err := n.groupAdmins(ctx)
+	peers, refused, err := n.groupAdmins(ctx)
+	cs.Unreachable = append(cs.Unreachable, refused...)
 	if err != nil {
 		// Not in the group yet (or the broker is away): this node alone.
 		cs.Unreachable = append(cs.Unreachable, PeerError{Admin: "(group)", Error: err.Error()})
@@ -240,7 +250,7 @@ func (a nodeAdmin) Cluster(ctx context.Context) (any, error) {
 			defer wg.Done()
 			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
-			raw, err := (&admin.Client{BaseURL: url, Token: n.adminToken}).Status(pctx)
+			raw, err := n.peer(url).Status(pctx)
 			if err == nil {
 				err = json.Unmarshal(raw.(json.RawMessage), &answers[i].st)
 			}

@@ -6,7 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/runtime"
@@ -44,18 +47,26 @@ func appendAccKey(b, key []byte, w windowing.Window) []byte {
 
 func accKey(key []byte, w windowing.Window) []byte { return appendAccKey(nil, key, w) }
 
-func parseAccKey(b []byte) (key []byte, w windowing.Window, ok bool) {
+// errCorruptEntry is wrapped by the errors of decoding a store entry that
+// the node did not write (see corrupt.go).
+var errCorruptEntry = errors.New("corrupt entry")
+
+// parseAccKey parses the output of appendAccKey. The key is a view into b.
+// Errors wrap errCorruptEntry.
+func parseAccKey(b []byte) (key []byte, w windowing.Window, err error) {
 	if len(b) < 1 || b[0] != 'a' {
-		return nil, w, false
+		return nil, w, fmt.Errorf("accumulator key: no 'a' prefix: %w", errCorruptEntry)
 	}
-	n, k := binary.Uvarint(b[1:])
-	if k <= 0 || len(b) != 1+k+int(n)+16 {
-		return nil, w, false
+	n, k := canonicalUvarint(b[1:])
+	// Compare n with what is left before converting it: a length near the
+	// uint64 limit wraps around as an int.
+	if k <= 0 || len(b)-1-k < 16 || n != uint64(len(b)-1-k-16) {
+		return nil, w, fmt.Errorf("accumulator key of %d bytes: bad record key length: %w", len(b), errCorruptEntry)
 	}
 	key = b[1+k : 1+k+int(n)]
 	rest := b[1+k+int(n):]
 	w.Start, w.End = int64(binary.BigEndian.Uint64(rest)), int64(binary.BigEndian.Uint64(rest[8:]))
-	return key, w, true
+	return key, w, nil
 }
 
 // aggregator is an aggregate step of one task, without Kafka: it runs
@@ -79,6 +90,9 @@ type aggregator struct {
 	// windower with several inputs).
 	inputTimes bool
 	name       string // the function's, for errors
+	// discarded counts the stored windows deleted at restore because no
+	// valid event time makes them (windowing.ErrTimeRange).
+	discarded int
 }
 
 // aggOutput is what one batch of an aggregator produced. Reuse it across
@@ -99,54 +113,121 @@ func (o *aggOutput) reset() {
 
 // newAggregator returns the aggregator of a task's partition part whose
 // state store st has been restored: the saved watermark and every stored
-// window are given back to the windower.
-func newAggregator(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32) (*aggregator, error) {
-	return newAggregatorBudget(cfg, st, fn, name, part, accCacheBudget)
+// window are given back to the windower. An entry of the store that does
+// not decode, or is not one of these windows', is given to skip and left
+// out (see corrupt.go); with skip nil it is an error.
+func newAggregator(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32, skip func(key []byte, err error)) (*aggregator, error) {
+	return newAggregatorBudget(cfg, st, fn, name, part, accCacheBudget, skip)
 }
 
 // newAggregatorBudget is newAggregator with the given cache budget (tests).
-func newAggregatorBudget(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32, cacheBudget int) (*aggregator, error) {
+func newAggregatorBudget(cfg windowing.Config, st *state.Store, fn aggFuncs, name string, part int32, cacheBudget int,
+	skip func(key []byte, err error)) (*aggregator, error) {
 	ws := newWindowStore(st, fn, cacheBudget)
+	ws.name = name
 	w, err := windowing.New(cfg, ws)
 	if err != nil {
 		return nil, err
 	}
-	wm := int64(math64Min)
-	if v, ok, err := st.Get(watermarkKey); err != nil {
-		return nil, err
-	} else if ok && len(v) == 8 {
-		wm = int64(binary.BigEndian.Uint64(v))
+	// bad skips a corrupt entry, or fails without skip.
+	bad := func(k []byte, err error) error {
+		if skip == nil {
+			return fmt.Errorf("window store: %w", err)
+		}
+		skip(k, err)
+		return nil
 	}
+	wm, err := loadWatermark(st, bad)
+	if err != nil {
+		return nil, err
+	}
+	var outOfRange [][]byte // keys of windows that no valid event time makes
 	err = st.Scan([]byte{'a'}, func(k, v []byte) error {
-		key, win, ok := parseAccKey(k)
-		if !ok {
-			return fmt.Errorf("window store: malformed key %q", k)
+		key, win, err := parseAccKey(k)
+		if err != nil {
+			return bad(k, err)
+		}
+		// The windower checks that win is one of its windows before it
+		// keeps anything of it.
+		if err := w.Restore(wm, bytes.Clone(key), win); errors.Is(err, windowing.ErrTimeRange) {
+			// Written before event times were range-checked (a sliding
+			// or session window at the end of int64), or damaged: no
+			// record can reach it, and keeping it would fail the task at
+			// every start.
+			outOfRange = append(outOfRange, bytes.Clone(k))
+			return nil
+		} else if err != nil {
+			return bad(k, fmt.Errorf("%w: %w", errCorruptEntry, err))
 		}
 		ws.cache(k, bytes.Clone(v))
-		return w.Restore(wm, bytes.Clone(key), win)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = st.Scan([]byte{'n'}, func(k, v []byte) error {
-		n, used := binary.Uvarint(v)
-		if used <= 0 {
-			return fmt.Errorf("window store: malformed count %q of %q", v, k)
+	for _, k := range outOfRange {
+		// The deletion reaches the changelog with the task's first commit.
+		if err := st.Delete(k); err != nil {
+			return nil, err
 		}
-		w.RestoreCount(k[1:], int(n))
+	}
+	err = st.Scan([]byte{'n'}, func(k, v []byte) error {
+		n, err := parseCount(v)
+		if err != nil {
+			return bad(k, err)
+		}
+		w.RestoreCount(k[1:], n)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	w.Assign(part)
-	return &aggregator{w: w, store: ws, part: part, name: name}, nil
+	return &aggregator{w: w, store: ws, part: part, name: name, discarded: len(outOfRange)}, nil
+}
+
+// loadWatermark reads the watermark saved in st (windowing.NoWatermark
+// when there is none, or when it is corrupt: bad is told).
+func loadWatermark(st *state.Store, bad func(k []byte, err error) error) (int64, error) {
+	v, ok, err := st.Get(watermarkKey)
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return windowing.NoWatermark, nil
+	case len(v) != 8:
+		return windowing.NoWatermark, bad(watermarkKey, fmt.Errorf("watermark of %d bytes, want 8: %w", len(v), errCorruptEntry))
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+// canonicalUvarint is binary.Uvarint refusing (k = 0) the longer encodings
+// of a value that binary.AppendUvarint never writes (0x80 0x00 for 0): a
+// store key must have one encoding, or two entries could hold one window.
+func canonicalUvarint(b []byte) (v uint64, k int) {
+	v, k = binary.Uvarint(b)
+	if k > 1 && b[k-1] == 0 {
+		return 0, 0
+	}
+	return v, k
+}
+
+// parseCount parses the value of a global count window's count (countKey):
+// a uvarint, within int32 (a window fires at its count, an int of the
+// pipeline file; one above the count now fires at the key's next record).
+func parseCount(v []byte) (int, error) {
+	n, used := canonicalUvarint(v)
+	if used <= 0 || used != len(v) {
+		return 0, fmt.Errorf("count of %d bytes: not a uvarint: %w", len(v), errCorruptEntry)
+	}
+	if n > math.MaxInt32 {
+		return 0, fmt.Errorf("count %d: out of range: %w", n, errCorruptEntry)
+	}
+	return int(n), nil
 }
 
 // countKey is the store key of a global count window's count for key.
 func countKey(key []byte) []byte { return append([]byte{'n'}, key...) }
-
-const math64Min = -1 << 63
 
 // process runs a batch of records through the windower, then advances it
 // (firing what the watermark allows), and puts what came out in out. The
@@ -265,10 +346,21 @@ type windowStore struct {
 	ctx context.Context
 	st  *state.Store
 	fn  aggFuncs
+	// limit, when not 0, is the largest changelog record the store may
+	// make (the changelog topic's recordLimit, named by changelog): an
+	// accumulator that would make a larger one is refused (see put).
+	limit     int
+	changelog string
+	name      string // the function's, for errors
+
 	cur int // index in the batch of the record being processed; -1 after them
 	// deferring is set while the aggregator processes a batch: results
 	// are computed at its end.
 	deferring bool
+	// lost, when set, is told of a window whose result failed with no
+	// record to charge the failure to; without it that failure is the
+	// batch's error (see results).
+	lost func(key []byte, w windowing.Window, err error)
 
 	pending []pendingGroup // pending[:npend] are in use; the rest keep their buffers
 	npend   int
@@ -463,6 +555,15 @@ func (ws *windowStore) flush() error {
 	for i := range pend {
 		g := &pend[i]
 		acc := ws.added[i].Acc
+		if len(ws.errs) > 0 && ws.allFailed(g) {
+			// No record of the group folded: the window keeps what it
+			// had (ABI.md 5.4), whatever the guest answered, and a new
+			// window starts from the initial accumulator below.
+			if ws.groups[i].Acc != nil {
+				continue
+			}
+			acc = nil
+		}
 		if acc == nil && ws.groups[i].Acc == nil {
 			// No record of a new window could be folded: the window still
 			// exists for the windower, with the initial accumulator.
@@ -475,14 +576,49 @@ func (ws *windowStore) flush() error {
 				return err
 			}
 		}
-		if acc != nil {
-			if err := ws.put(g.sk, acc); err != nil {
+		if acc == nil {
+			continue
+		}
+		err := ws.put(g.sk, acc)
+		var te *runtime.Error
+		if !errors.As(err, &te) {
+			if err != nil {
 				return err
 			}
+			continue
+		}
+		// The group's records would make an accumulator larger than the
+		// store or the changelog takes (put): they fail, and the window
+		// keeps the accumulator it had (the initial one for a new window,
+		// which the Windower believes exists).
+		for _, j := range g.from {
+			e := *te
+			ws.fail(j, &e)
+		}
+		if ws.groups[i].Acc != nil {
+			continue
+		}
+		if acc, err = ws.fn.AggInit(ws.ctx); errors.As(err, &te) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := ws.put(g.sk, acc); err != nil {
+			return err
 		}
 	}
 	ws.reset()
 	return nil
+}
+
+// allFailed reports whether every record of g has failed.
+func (ws *windowStore) allFailed(g *pendingGroup) bool {
+	for _, j := range g.from {
+		if !ws.bad[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // reset empties the pending groups, keeping their buffers.
@@ -557,12 +693,18 @@ func (ws *windowStore) Merge(key []byte, dst windowing.Window, srcs []windowing.
 	if err != nil {
 		return err
 	}
+	dk := accKey(key, dst)
+	if e := ws.refuse(dk, acc, "merged accumulator"); e != nil {
+		// Charged to the record that bridged the sessions, which stay as
+		// they were.
+		return e
+	}
 	for _, w := range srcs {
 		if err := ws.del(accKey(key, w)); err != nil {
 			return err
 		}
 	}
-	return ws.put(accKey(key, dst), acc)
+	return ws.put(dk, acc)
 }
 
 // move renames window src of key to dst (a session that grew): its stored
@@ -729,7 +871,7 @@ func (ws *windowStore) results(emits []windowing.Emit) ([]windowing.Emit, error)
 			continue
 		}
 		if n == len(asked) || asked[n].win != e.Window || !bytes.Equal(asked[n].key, e.Key) {
-			return nil, fmt.Errorf("window store: emit %d (%q %v) does not match result %d", len(kept), e.Key, e.Window, n)
+			return nil, fmt.Errorf("window store: emit %d (%s %v) does not match result %d", len(kept), brief(e.Key), e.Window, n)
 		}
 		failure, at := ws.mfailed[n], asked[n].at
 		n++
@@ -740,7 +882,17 @@ func (ws *windowStore) results(emits []windowing.Emit) ([]windowing.Emit, error)
 		}
 		if failure != nil {
 			if at < 0 {
-				return nil, failure
+				// No record asked for this result (the watermark moved
+				// between records: a progress marker, an idle input). A
+				// function that fails on an accumulator it wrote is
+				// unexpected; on one read back from a changelog that
+				// anyone can write to, it must not stop the task at every
+				// start: the window's result is dropped and reported.
+				if ws.lost == nil {
+					return nil, failure
+				}
+				ws.lost(e.Key, e.Window, failure)
+				continue
 			}
 			ws.fail(at, failure)
 			continue
@@ -779,7 +931,16 @@ func (ws *windowStore) get(k []byte) ([]byte, bool, error) {
 // complete cache does not hold is new to the store too: it is created, so
 // that if it goes again before the transaction commits (a session that
 // grew, a window that opened and expired), nothing of it is written.
+//
+// An accumulator over state.MaxValue, or whose changelog record would be
+// larger than ws.limit, is not stored: put returns a *runtime.Error (cause
+// state_limit or output_too_large), a failure of the records that made it. Stored, it would fail the changelog
+// produce at the next commit, which no record can be charged with, and
+// stop the node after every restart.
 func (ws *windowStore) put(k, acc []byte) error {
+	if e := ws.refuse(k, acc, "accumulator"); e != nil {
+		return e
+	}
 	_, had := ws.accs[string(k)]
 	create := ws.complete && !had
 	acc = bytes.Clone(acc)
@@ -788,6 +949,24 @@ func (ws *windowStore) put(k, acc []byte) error {
 		return ws.st.Create(k, acc)
 	}
 	return ws.st.Put(k, acc)
+}
+
+// refuse returns the failure of storing acc under k (what names it in the
+// reason), nil when the store and the changelog take it.
+func (ws *windowStore) refuse(k, acc []byte, what string) *runtime.Error {
+	if len(acc) > state.MaxValue {
+		return &runtime.Error{Function: ws.name, Kind: abi.KindAggregate, Cause: runtime.CauseStateLimit, Index: -1, Group: -1,
+			Reason: fmt.Sprintf("%s of %d bytes is over the limit of %d bytes", what, len(acc), state.MaxValue)}
+	}
+	if ws.limit > 0 {
+		r := kgo.Record{Key: k, Value: acc}
+		if size := produceSize(&r); size > ws.limit {
+			return &runtime.Error{Function: ws.name, Kind: abi.KindAggregate, Cause: causeTooLarge, Index: -1, Group: -1,
+				Reason: fmt.Sprintf("%s of %d bytes (changelog record of %d) exceeds the %d-byte limit of topic %s",
+					what, len(acc), size, ws.limit, ws.changelog)}
+		}
+	}
+	return nil
 }
 
 // del deletes the accumulator under k.

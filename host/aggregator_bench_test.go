@@ -86,7 +86,7 @@ func benchAggregate(b *testing.B, cfg windowing.Config, fn aggFuncs, perAdd bool
 	}
 	defer db.Close()
 	st := db.Store("bench", "stats", 0)
-	a, err := newAggregator(cfg, st, fn, "stats", 0)
+	a, err := newAggregator(cfg, st, fn, "stats", 0, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

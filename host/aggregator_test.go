@@ -238,7 +238,7 @@ func runAggregator(t testing.TB, cfg windowing.Config, fn aggFuncs, recs []abi.R
 	}
 	defer db.Close()
 	st := db.Store("p", "agg", 0)
-	a, err := newAggregatorBudget(cfg, st, fn, "stats", 0, budget)
+	a, err := newAggregatorBudget(cfg, st, fn, "stats", 0, budget, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestAggregatorTrapIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	a, err := newAggregator(windowing.Config{Window: windowing.Tumbling(time.Second)}, db.Store("p", "agg", 0), nativeStats{}, "stats", 0)
+	a, err := newAggregator(windowing.Config{Window: windowing.Tumbling(time.Second)}, db.Store("p", "agg", 0), nativeStats{}, "stats", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestAggregatorResultsOutsideBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	a, err := newAggregator(windowing.Config{Window: windowing.Tumbling(time.Second)}, db.Store("p", "agg", 0), nativeStats{}, "stats", 0)
+	a, err := newAggregator(windowing.Config{Window: windowing.Tumbling(time.Second)}, db.Store("p", "agg", 0), nativeStats{}, "stats", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +604,7 @@ func TestAggregatorMergeFailure(t *testing.T) {
 			}
 			defer db.Close()
 			cfg := windowing.Config{Window: windowing.Hopping(time.Second, 500*time.Millisecond), Disorder: time.Second, Emit: tc.emit}
-			a, err := newAggregator(cfg, db.Store("p", "agg", 0), unluckyMerge{}, "stats", 0)
+			a, err := newAggregator(cfg, db.Store("p", "agg", 0), unluckyMerge{}, "stats", 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -626,5 +626,57 @@ func TestAggregatorMergeFailure(t *testing.T) {
 				t.Errorf("emits\n%q\nwant\n%q", emits, tc.emits)
 			}
 		})
+	}
+}
+
+// sloppyStats is nativeStats that, for a group none of whose records it
+// folded, answers an accumulator of its own instead of the one it was given
+// (ABI.md 5.4 asks for the input unchanged).
+type sloppyStats struct{ nativeStats }
+
+func (s sloppyStats) AggAdd(ctx context.Context, groups []abi.Group, out []abi.Added, failed []*runtime.Error) ([]abi.Added, []*runtime.Error, error) {
+	n, m := len(out), len(failed)
+	out, failed, err := s.nativeStats.AggAdd(ctx, groups, out, failed)
+	refused := make([]int, len(groups))
+	for _, e := range failed[m:] {
+		refused[e.Group]++
+	}
+	for g := range groups {
+		if refused[g] == len(groups[g].Records) {
+			out[n+g].Acc = encodeStats(999, 999)
+		}
+	}
+	return out, failed, err
+}
+
+// TestAggregatorKeepsTheStoredAccumulator: when every record of a group
+// fails, the window keeps the accumulator the host had stored (or starts
+// from the initial one), whatever the guest answered for it.
+func TestAggregatorKeepsTheStoredAccumulator(t *testing.T) {
+	db, err := state.Open("", state.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := newAggregator(windowing.Config{Window: windowing.Tumbling(time.Second)}, db.Store("p", "agg", 0), sloppyStats{}, "stats", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out aggOutput
+	var emits []string
+	for _, recs := range [][]abi.Record{
+		{{Key: []byte("a"), Value: []byte("1"), Timestamp: 100}},
+		{{Key: []byte("a"), Value: []byte("x"), Timestamp: 200}, {Key: []byte("b"), Value: []byte("y"), Timestamp: 300}},
+		{{Key: []byte("c"), Value: []byte("5"), Timestamp: 5000}}, // closes [0, 1000)
+	} {
+		if err := a.process(context.Background(), recs, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range out.Emits {
+			emits = append(emits, string(e.Key)+" "+string(e.Value))
+		}
+	}
+	if want := []string{`a {"count":1,"sum":1,"avg":1}`, `b {"count":0,"sum":0,"avg":null}`}; !slices.Equal(emits, want) {
+		t.Fatalf("emits %q, want %q", emits, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,41 +73,93 @@ type taskStore struct {
 // checkpoint, or from the start when it has none (a new node, or a lost
 // data directory). It reads with read_committed isolation up to the last
 // stable offset.
+//
+// A checkpoint that the changelog cannot have written (the changelog was
+// deleted and created again, or the broker lost it: the topic's id is not
+// the one recorded with the checkpoint, or its end is before the
+// checkpoint) means the local copy follows another log: continuing from it
+// would keep state the changelog does not have and count on from it. The
+// store is then wiped and rebuilt from the changelog alone, which is the
+// durable copy; the node says so (rebuildStore).
 func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
+	_, err := n.restoreTo(ctx, ts, part, -1)
+	return err
+}
+
+// restoreTo is restore up to offset upTo of the log (upTo < 0: its end). A
+// checkpoint past upTo means the store holds records the caller does not
+// want it to have (a table's store ahead of its group's committed offset):
+// the store is wiped and rebuilt up to upTo (rebuildAhead). It returns the
+// offset the store reached: where the log's consumption goes on.
+func (n *Node) restoreTo(ctx context.Context, ts *taskStore, part int32, upTo int64) (int64, error) {
 	if n.inProcess {
-		return nil // stores start empty
+		return 0, nil // stores start empty
 	}
-	cp, err := ts.st.Checkpoint()
+	cp, cpID, err := ts.st.CheckpointOf()
+	corrupt := errors.Is(err, state.ErrBadCheckpoint)
+	if err != nil && !corrupt {
+		return 0, err
+	}
+	open := func(cp int64) (*kgo.Client, error) {
+		start := kgo.NewOffset().AtStart()
+		if cp >= 0 {
+			start = kgo.NewOffset().At(cp)
+		}
+		return kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...),
+			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ts.topic: {part: start}}),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond),
+			// Transaction markers come through, so that a log whose tail is
+			// markers (and aborted records) is known to be read to its end
+			// instead of waiting out a fetch that returns nothing.
+			kgo.KeepControlRecords())
+	}
+	cl, err := open(cp)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	start := kgo.NewOffset().AtStart()
-	if cp >= 0 {
-		start = kgo.NewOffset().At(cp)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ts.topic: {part: start}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond),
-		// Transaction markers come through, so that a log whose tail is
-		// markers (and aborted records) is known to be read to its end
-		// instead of waiting out a fetch that returns nothing.
-		kgo.KeepControlRecords())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer func() {
+		if cl != nil {
+			cl.Close()
+		}
+	}()
 	began := time.Now()
-	restored, next := 0, max(cp, 0)
+	adm := kadm.NewClient(cl)
 	// The end of the log now: nothing to read when the checkpoint is there.
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, ts.topic)
+	ends, err := adm.ListEndOffsets(ctx, ts.topic)
 	if err != nil {
-		return fmt.Errorf("restore %s[%d]: end offset: %w", ts.topic, part, err)
+		return 0, fmt.Errorf("restore %s[%d]: end offset: %w", ts.topic, part, err)
 	}
 	end := int64(-1)
 	if o, ok := ends.Lookup(ts.topic, part); ok && o.Err == nil {
 		end = o.Offset
 	}
-	meter := n.metrics.restoring(end - next) // metrics.go
+	id, err := changelogID(ctx, adm, ts.topic)
+	if err != nil {
+		return 0, fmt.Errorf("restore %s[%d]: %w", ts.topic, part, err)
+	}
+	reason := checkpointMismatch(cp, cpID, end, id)
+	switch {
+	case corrupt:
+		reason = rebuildCorrupt
+	case reason == "" && upTo >= 0 && cp > upTo:
+		reason = rebuildAhead
+	}
+	if reason != "" {
+		if err := n.rebuildStore(ts, part, reason, cp, end); err != nil {
+			return 0, err
+		}
+		cl.Close()
+		if cl, err = open(-1); err != nil {
+			return 0, err // cl is nil
+		}
+		cp = -1
+	}
+	if upTo >= 0 && (end < 0 || upTo < end) {
+		end = upTo
+	}
+	ts.st.SetChangelogID(id)
+	restored, skipped, next := 0, 0, max(cp, 0)
+	meter := n.metrics.restoring(ts.topic, part, end-next) // metrics.go
 	defer meter.done()
 	wait := 5 * time.Second // the first fetch also looks up the partition
 	for end < 0 || next < end {
@@ -115,7 +168,7 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 		fetches := cl.PollFetches(pctx)
 		cancel()
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		var ferr error
 		fetches.EachError(func(_ string, _ int32, err error) {
@@ -124,13 +177,24 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 			}
 		})
 		if ferr != nil {
-			return fmt.Errorf("restore %s[%d]: %w", ts.topic, part, ferr)
+			return 0, fmt.Errorf("restore %s[%d]: %w", ts.topic, part, ferr)
 		}
 		var changes []state.Change
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			for _, r := range fp.Records {
+				if upTo >= 0 && r.Offset >= upTo {
+					next = max(next, upTo) // the caller's limit, inside this fetch
+					break
+				}
 				next = r.Offset + 1
 				if r.Attrs.IsControl() {
+					continue
+				}
+				if !ts.st.Restorable(r.Key, r.Value) {
+					// Badger would refuse it and every restore with it: a
+					// record no node of this version writes (older ones
+					// did, before the state limits), or a forged one.
+					skipped++
 					continue
 				}
 				changes = append(changes, state.Change{Key: r.Key, Value: r.Value, Deleted: r.Value == nil})
@@ -138,7 +202,7 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 		})
 		if fetches.NumRecords() > 0 { // data or markers: the checkpoint moves
 			if err := ts.st.Restore(changes, next); err != nil {
-				return err
+				return 0, err
 			}
 			restored += len(changes)
 			meter.restored(len(changes), end-next)
@@ -149,8 +213,122 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 			break
 		}
 	}
+	if skipped > 0 {
+		n.log.Warn("changelog records the store cannot hold were skipped", "changelog", ts.topic, "partition", part,
+			"records", skipped, "max_key_bytes", state.MaxKey, "max_value_bytes", state.MaxValue)
+	}
 	n.log.Info("store restored", "changelog", ts.topic, "partition", part, "from", cp, "records", restored, "took", time.Since(began).Round(time.Millisecond))
+	return next, nil
+}
+
+// Why a store is rebuilt from its changelog (rebuildStore), the values of
+// the reason label of eddy_state_rebuilds_total and of StoreRebuild.Reason.
+const (
+	// rebuildReplaced: the changelog topic's id is not the one recorded
+	// with the checkpoint: the topic was deleted and created again.
+	rebuildReplaced = "changelog_replaced"
+	// rebuildBehind: the changelog ends before the checkpoint: the
+	// broker lost records the local copy has (an in-memory broker that
+	// restarted, a topic created again on a broker without topic ids).
+	rebuildBehind = "changelog_behind"
+	// rebuildCorrupt: the local checkpoint does not decode
+	// (state.ErrBadCheckpoint): the local copy cannot say where it is.
+	rebuildCorrupt = "checkpoint_corrupt"
+	// rebuildAhead: a table's store holds records past the offset of the
+	// table's topic that its consumer group committed (the group is new or
+	// its offsets were reset, or a checkpoint was not followed by its
+	// commit): it would join stream records with table updates later
+	// than the ones they meet.
+	rebuildAhead = "ahead_of_group"
+)
+
+var rebuildReasons = [...]string{rebuildReplaced, rebuildBehind, rebuildCorrupt, rebuildAhead}
+
+// checkpointMismatch returns why a store whose checkpoint is cp, recorded
+// with changelog id cpID, does not follow a changelog partition whose id is
+// id and whose end is end; "" when it does (or cannot tell: no checkpoint,
+// no ids, no end).
+func checkpointMismatch(cp int64, cpID [16]byte, end int64, id [16]byte) string {
+	var zero [16]byte
+	switch {
+	case cp < 0:
+		return ""
+	case cpID != zero && id != zero && cpID != id:
+		return rebuildReplaced
+	case end >= 0 && cp > end:
+		return rebuildBehind
+	}
+	return ""
+}
+
+// changelogID returns the topic id of a changelog, zero when the broker
+// gives none or the topic does not exist yet.
+func changelogID(ctx context.Context, adm *kadm.Client, topic string) ([16]byte, error) {
+	tds, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		return [16]byte{}, fmt.Errorf("topic id: %w", err)
+	}
+	td, ok := tds[topic]
+	if !ok || td.Err != nil {
+		return [16]byte{}, nil
+	}
+	return td.ID, nil
+}
+
+// rebuildStore wipes a store that does not follow its changelog, before it
+// is restored from the start, and reports it: a warning in the log, the
+// metric eddy_state_rebuilds_total{reason} and the node's status
+// (NodeStatus.StateRebuilds).
+func (n *Node) rebuildStore(ts *taskStore, part int32, reason string, cp, end int64) error {
+	n.log.Warn("store does not match its changelog: rebuilding it from the changelog", "changelog", ts.topic,
+		"partition", part, "reason", reason, "checkpoint", cp, "changelog_end", end)
+	if err := ts.st.Wipe(); err != nil {
+		return fmt.Errorf("rebuild %s[%d]: %w", ts.topic, part, err)
+	}
+	n.metrics.stateRebuilt(reason)
+	n.rebuilds.add(StoreRebuild{Changelog: ts.topic, Partition: part, Reason: reason, Checkpoint: cp, End: end, At: time.Now().UTC()})
 	return nil
+}
+
+// StoreRebuild is a store that was wiped and rebuilt from its changelog
+// because its local checkpoint did not match the changelog (see
+// Node.restore).
+type StoreRebuild struct {
+	Changelog string `json:"changelog"`
+	Partition int32  `json:"partition"`
+	// Reason is changelog_replaced (the topic's id changed),
+	// changelog_behind (the changelog ends before the checkpoint) or
+	// checkpoint_corrupt (the local checkpoint does not decode).
+	Reason string `json:"reason"`
+	// Checkpoint is the offset the local copy claimed; End the changelog
+	// partition's end offset then.
+	Checkpoint int64     `json:"checkpoint"`
+	End        int64     `json:"end"`
+	At         time.Time `json:"at"`
+}
+
+// storeRebuilds keeps the node's last rebuilds for its status.
+type storeRebuilds struct {
+	mu   sync.Mutex
+	last []StoreRebuild
+}
+
+// keptRebuilds bounds the rebuilds the status lists (the most recent).
+const keptRebuilds = 16
+
+func (r *storeRebuilds) add(sr StoreRebuild) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.last) == keptRebuilds {
+		r.last = append(r.last[:0], r.last[1:]...)
+	}
+	r.last = append(r.last, sr)
+}
+
+func (r *storeRebuilds) list() []StoreRebuild {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.last)
 }
 
 // logChanges produces the pending changes of the stateful stores of tasks to

@@ -181,6 +181,12 @@ func (n *Node) publishBaseline(ctx context.Context, s int) error {
 
 // number gives an event its version number and completes it.
 func (n *Node) number(ctx context.Context, ev registry.Event, module []byte) (registry.Event, error) {
+	if n.cfg.RegistryKey == nil && !n.cfg.UnsignedRegistry {
+		return ev, deployErr("conflict", "this node has no registry key to sign the event with, and its pipeline's nodes refuse unsigned events: start it with the admin token")
+	}
+	if len(ev.Note) > registry.MaxNoteSize {
+		return ev, deployErr("bad_request", "a note of %d bytes: at most %d", len(ev.Note), registry.MaxNoteSize)
+	}
 	select {
 	case <-n.regReady:
 	case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/join"
 	"github.com/eddy-streams/eddy/state"
 	"github.com/eddy-streams/eddy/windowing"
 )
@@ -260,14 +261,15 @@ func (ip *InProcess) Commit() error {
 }
 
 // Flush ends the input: every window fires (windowing.Windower.Flush) and
-// its results go on through the pipeline, stage by stage. Join windows are
-// not flushed (their unmatched records stay buffered).
+// its results go on through the pipeline — the steps after their aggregate,
+// then the next stages —, stage by stage. Join windows are not flushed
+// (their unmatched records stay buffered).
 func (ip *InProcess) Flush(ctx context.Context) error {
 	ip.sent = time.Now()
 	for i := range ip.n.stages {
 		for part := int32(0); part < ip.n.parts; part++ {
 			t := ip.tasks[taskKey{stage: i, part: part}]
-			for _, tw := range t.windows {
+			for s, tw := range t.windows {
 				if tw == nil {
 					continue
 				}
@@ -275,10 +277,9 @@ func (ip *InProcess) Flush(ctx context.Context) error {
 				if err := tw.agg.w.Flush(&out); err != nil {
 					return err
 				}
-				for _, r := range windowResults(out.Emits, tw.agg.watermark()) {
-					k := toKafka(t.stage.Output, &r)
-					k.Headers = append(k.Headers, t.headers...)
-					t.produce(ctx, nil, k)
+				results := windowResults(out.Emits, tw.agg.watermark())
+				if err := t.runSteps(ctx, nil, t.stage.Inputs[0], s+1, join.Left, results, t.resultSrc(len(results))); err != nil {
+					return err
 				}
 			}
 		}

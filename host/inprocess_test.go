@@ -35,17 +35,8 @@ sink: {topic: out}
 delivery: exactly_once
 batch_size: 64
 `, prices, wordkey))
-	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
 	ctx := context.Background()
-	ip, err := host.NewInProcess(ctx, p, host.NodeConfig{Engine: eng, DataDir: t.TempDir()}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ip.Close(ctx)
+	ip := startInProcess(t, p, 4)
 	type agg struct{ Count, Sum, Max float64 }
 	got := map[string]agg{}
 	dups := 0
@@ -112,4 +103,22 @@ batch_size: 64
 	if st := ip.Stats(); st.In != 4040 {
 		t.Fatalf("stats: %+v", st)
 	}
+}
+
+// startInProcess runs pipeline p in process over parts partitions, with an
+// engine on the tests' compile cache and a data directory of the test's;
+// both are closed when the test ends.
+func startInProcess(t *testing.T, p *host.Pipeline, parts int32) *host.InProcess {
+	t.Helper()
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	ip, err := host.NewInProcess(context.Background(), p, host.NodeConfig{Engine: eng, DataDir: t.TempDir()}, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ip.Close(context.Background()) })
+	return ip
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -53,6 +54,9 @@ func (s storeTable) Delete(key []byte) error              { return s.st.Delete(k
 type storeBuffer struct {
 	st    *state.Store
 	index map[string][]bufRef // side byte + key → entries in (t, seq) order
+	// skip, when set, is given the corrupt entries Walk meets (without it
+	// they are an error).
+	skip func(k []byte, err error) error
 }
 
 type bufRef struct {
@@ -107,7 +111,7 @@ func (b *storeBuffer) Scan(side join.Side, key []byte, from, to int64, fn func(t
 			return err
 		}
 		if !ok || len(v) == 0 {
-			return fmt.Errorf("%w: buffer entry %s %q %d/%d indexed but not stored", join.ErrCorrupt, side, key, r.t, r.seq)
+			return fmt.Errorf("%w: buffer entry %s %s %d/%d indexed but not stored", join.ErrCorrupt, side, brief(key), r.t, r.seq)
 		}
 		if err := fn(r.t, r.seq, v[1:], v[0] == 1); err != nil {
 			return err
@@ -145,6 +149,9 @@ func (b *storeBuffer) Delete(side join.Side, key []byte, t int64, seq uint64) er
 	return nil
 }
 
+// Walk implements join.Buffer.Walk. An entry that does not decode (its
+// key, its flag byte or its record) is given to b.skip and left out of the
+// index, so that the join never reads it (see corrupt.go).
 func (b *storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint64) error) error {
 	type entry struct {
 		side join.Side
@@ -153,13 +160,25 @@ func (b *storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint
 		seq  uint64
 	}
 	var es []entry
-	err := b.st.Scan(nil, func(k, _ []byte) error {
-		if k[0] == watermarkKey[0] { // the watermark and input times
+	var rec abi.Record
+	err := b.st.Scan(nil, func(k, v []byte) error {
+		if len(k) > 0 && k[0] == watermarkKey[0] { // the watermark and input times
 			return nil
 		}
 		side, key, t, seq, err := join.ParseBufferKey(k)
+		if err == nil {
+			err = checkBufferValue(v, &rec)
+		}
+		if err == nil && seq == math.MaxUint64 {
+			// Sequence numbers continue after the largest: this one would
+			// start them over.
+			err = fmt.Errorf("buffer entry with sequence number %d: %w", seq, join.ErrCorrupt)
+		}
 		if err != nil {
-			return err
+			if b.skip == nil {
+				return err
+			}
+			return b.skip(k, err)
 		}
 		es = append(es, entry{side, bytes.Clone(key), t, seq})
 		return nil
@@ -175,6 +194,15 @@ func (b *storeBuffer) Walk(fn func(side join.Side, key []byte, t int64, seq uint
 		}
 	}
 	return nil
+}
+
+// checkBufferValue checks a buffer entry's value: the matched flag (0 or
+// 1), then a record encoded by join.AppendRecord. rec is scratch.
+func checkBufferValue(v []byte, rec *abi.Record) error {
+	if len(v) == 0 || v[0] > 1 {
+		return fmt.Errorf("buffer entry value: no matched flag: %w", join.ErrCorrupt)
+	}
+	return join.DecodeRecord(v[1:], rec)
 }
 
 func joinType(t JoinType) join.Type {
@@ -199,11 +227,12 @@ func (t *task) initJoin(ctx context.Context, i int) error {
 		if tab.Global {
 			table = n.globals[tab.Name]
 		} else {
+			// Restored when the group has said where the table's
+			// partition starts (adjustOffsets), which is where the store
+			// must stop; after an aborted transaction (rebuildTasks) it
+			// is already there.
 			ts := &taskStore{st: n.db.Store(n.p.Name, tableStore(tab.Name), t.part), topic: tab.Topic, source: true}
 			ts.st.Abort()
-			if err := n.restore(ctx, ts, t.part); err != nil {
-				return fmt.Errorf("restore table %s from %s: %w", tab.Name, tab.Topic, err)
-			}
 			t.stores[i] = ts
 			table = storeTable{ts.st}
 		}
@@ -221,9 +250,13 @@ func (t *task) initJoin(ctx context.Context, i int) error {
 	}
 	t.stores[i] = ts
 	w := step.Window
+	sk := n.skipper(i, ts.topic, t.part)
+	defer sk.done()
+	buf := newStoreBuffer(ts.st)
+	buf.skip = sk.bad
 	var err error
 	tj.win, err = join.NewWindowJoin(join.Config{Type: joinType(step.Type), Before: w.Before, After: w.After, Grace: w.Grace,
-		Disorder: w.Disorder, IdleTimeout: w.IdleTimeout}, newStoreBuffer(ts.st))
+		Disorder: w.Disorder, IdleTimeout: w.IdleTimeout}, buf)
 	if err != nil {
 		return err
 	}
@@ -234,18 +267,17 @@ func (t *task) initJoin(ctx context.Context, i int) error {
 		}
 	}
 	tj.win.Assign(inputs...)
-	wm := int64(math.MinInt64)
-	if v, ok, err := ts.st.Get(watermarkKey); err != nil {
+	wm, err := loadWatermark(ts.st, sk.bad)
+	if err != nil {
 		return err
-	} else if ok && len(v) == 8 {
-		wm = int64(binary.BigEndian.Uint64(v))
 	}
 	if err := tj.win.Restore(wm); err != nil {
 		return err
 	}
 	// Expiry already went as far as the saved watermark: giving the
 	// inputs their times back emits nothing.
-	if err := restoreInputTimes(ts.st, func(in int32, at int64) error { return tj.win.Progress(in, at, &tj.out) }); err != nil {
+	valid := func(in int32) bool { return slices.Contains(inputs, in) }
+	if err := restoreInputTimes(ts.st, valid, sk.bad, func(in int32, at int64) error { return skipBadTime(tj.win.Progress(in, at, &tj.out)) }); err != nil {
 		return err
 	}
 	tj.out.Reset()
@@ -269,6 +301,15 @@ func (t *task) updateTable(b *batch, s int) error {
 	tj := t.joins[s]
 	for _, r := range b.records {
 		a := toABI(r)
+		if len(a.Key) > maxRecordKey || len(a.Value) > state.MaxValue {
+			// The store cannot hold it (state.ErrTooLarge would stop the
+			// task, on every restart): the table keeps the key's previous
+			// value.
+			t.n.log.Warn("table record over the state limits skipped", "table", t.n.p.Steps[s].Table,
+				"partition", r.Partition, "offset", r.Offset, "key_bytes", len(a.Key), "value_bytes", len(a.Value),
+				"max_key_bytes", maxRecordKey, "max_value_bytes", state.MaxValue)
+			continue
+		}
 		if err := tj.table.Update(&a); err != nil {
 			return fmt.Errorf("table %s: %w", t.n.p.Steps[s].Table, err)
 		}
@@ -285,8 +326,20 @@ func (t *task) joinStep(ctx context.Context, b *batch, s int, side join.Side, cu
 	tj.out.Reset()
 	tj.origin = tj.origin[:0]
 	input := t.inputOf(b.records[0].Topic)
+	cur, src = t.refuseOversized(ctx, b, s, abi.KindJoin, cur, src)
 	for j := range cur {
 		lates := len(tj.out.Late)
+		if tj.win != nil {
+			// A record the buffer keeps must fit its changelog: stored, it
+			// would fail the changelog produce at the commit, which no
+			// record can be charged with. It is refused before it joins.
+			cl := t.stores[s].topic
+			if size, limit := joinBufferSize(&cur[j]), n.recordLimit(cl); size > limit {
+				t.deadLetter(ctx, b, b.records[src[j]], s, t.tooLargeError(s,
+					fmt.Sprintf("join buffer entry of %d bytes exceeds the %d-byte limit of topic %s", size, limit, cl)))
+				continue
+			}
+		}
 		var err error
 		if tj.table != nil {
 			err = tj.table.Lookup(&cur[j], &tj.out)
@@ -305,7 +358,7 @@ func (t *task) joinStep(ctx context.Context, b *batch, s int, side join.Side, cu
 			tj.origin = append(tj.origin, src[j])
 		}
 		for _, l := range tj.out.Late[lates:] {
-			t.joinLate(ctx, b, b.records[src[j]], l)
+			t.joinLate(ctx, b, s, b.records[src[j]], l)
 		}
 	}
 	if tj.win != nil {
@@ -366,6 +419,20 @@ func (t *task) joined(ctx context.Context, b *batch, s int, tj *taskJoin) ([]abi
 	return next, nsrc, nil
 }
 
+// joinBufferSize is an upper bound of the changelog record of rec's entry
+// in a join buffer (storeBuffer.Put): the buffer key (side, key, time,
+// sequence) and the flag byte and join.AppendRecord's encoding of rec, with
+// every varint at its largest, plus produceSize's framing.
+func joinBufferSize(rec *abi.Record) int {
+	const varint = binary.MaxVarintLen64
+	n := produceSize(&kgo.Record{}) + 1 + varint + len(rec.Key) + 16 // the key
+	n += 2 + varint + 2*varint + len(rec.Key) + len(rec.Value) + varint
+	for _, h := range rec.Headers {
+		n += 2*varint + len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
 // nest is the default join output: {"left": L, "right": R}, each side its
 // JSON value, a string if it is other text, base64 in "left_b64" if it is
 // not UTF-8, null when missing.
@@ -393,7 +460,7 @@ func nest(l, r *abi.Record) []byte {
 
 // joinLate sends a record later than its join window's grace to the late
 // topic.
-func (t *task) joinLate(ctx context.Context, b *batch, orig *kgo.Record, l join.Late) {
+func (t *task) joinLate(ctx context.Context, b *batch, s int, orig *kgo.Record, l join.Late) {
 	n := t.n
 	n.stats.late.Add(1)
 	r := &kgo.Record{Topic: n.p.Late.Topic, Key: orig.Key, Value: orig.Value, Timestamp: orig.Timestamp,
@@ -405,7 +472,7 @@ func (t *task) joinLate(ctx context.Context, b *batch, orig *kgo.Record, l join.
 			kgo.RecordHeader{Key: HeaderSourcePartition, Value: []byte(strconv.Itoa(int(orig.Partition)))},
 			kgo.RecordHeader{Key: HeaderSourceOffset, Value: []byte(strconv.FormatInt(orig.Offset, 10))},
 		)}
-	t.produce(ctx, b, r)
+	t.produceLate(ctx, b, r, orig, s)
 }
 
 // saveJoinWatermarks records each windowed join's watermark and input
@@ -451,16 +518,29 @@ func saveInputTimes(st *state.Store, times map[int32]int64) error {
 	return nil
 }
 
-func restoreInputTimes(st *state.Store, give func(in int32, at int64) error) error {
+// restoreInputTimes gives give the input times saved in st. An entry that
+// does not decode, or names an input that valid refuses (a task's inputs
+// are known: an input that is not one of them would hold the watermark
+// back forever), goes to bad instead.
+func restoreInputTimes(st *state.Store, valid func(in int32) bool, bad func(k []byte, err error) error,
+	give func(in int32, at int64) error) error {
 	type it struct {
 		in int32
 		at int64
 	}
 	var its []it
 	err := st.Scan(watermarkKey, func(k, v []byte) error {
-		if len(k) == len(watermarkKey)+4 && len(v) == 8 {
-			its = append(its, it{int32(binary.BigEndian.Uint32(k[len(watermarkKey):])), int64(binary.BigEndian.Uint64(v))})
+		if bytes.Equal(k, watermarkKey) {
+			return nil // the watermark itself
 		}
+		in, at, err := parseInputTime(k, v)
+		if err == nil && !valid(in) {
+			err = fmt.Errorf("input time of input %d, not one of the task's: %w", in, errCorruptEntry)
+		}
+		if err != nil {
+			return bad(k, err)
+		}
+		its = append(its, it{in, at})
 		return nil
 	})
 	if err != nil {
@@ -472,4 +552,12 @@ func restoreInputTimes(st *state.Store, give func(in int32, at int64) error) err
 		}
 	}
 	return nil
+}
+
+// parseInputTime parses an input time entry (see inputTimeKey).
+func parseInputTime(k, v []byte) (in int32, at int64, err error) {
+	if len(k) != len(watermarkKey)+4 || !bytes.HasPrefix(k, watermarkKey) || len(v) != 8 {
+		return 0, 0, fmt.Errorf("input time entry of %d+%d bytes, want %d+8: %w", len(k), len(v), len(watermarkKey)+4, errCorruptEntry)
+	}
+	return int32(binary.BigEndian.Uint32(k[len(watermarkKey):])), int64(binary.BigEndian.Uint64(v)), nil
 }

@@ -88,7 +88,7 @@ steps: [{name: enrich, kind: join, table: people, type: left}]`, true, false, re
 					b.Fatal(err)
 				}
 				n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: brokers, NodeID: "bench", Engine: eng,
-					Logger: testLoggerB(), DataDir: b.TempDir()})
+					Logger: testLoggerB(), DataDir: b.TempDir(), RegistryKey: testRegistryKey})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -244,13 +244,14 @@ func Consume(ctx context.Context, brokers []string, topic string, opts ConsumeOp
 }
 
 // CreateTopics creates topics with the given partitions (replication: the
-// cluster default), ignoring ones that exist.
+// cluster default), ignoring ones that exist, and waits until each has a
+// leader for every partition (topicsReady).
 func CreateTopics(ctx context.Context, brokers []string, partitions int32, topics ...string) error {
 	return createTopics(ctx, brokers, partitions, nil, topics)
 }
 
 // CreateCompactedTopics creates compacted topics with the given partitions,
-// ignoring ones that exist.
+// ignoring ones that exist, and waits until they are ready (topicsReady).
 func CreateCompactedTopics(ctx context.Context, brokers []string, partitions int32, topics ...string) error {
 	compact := "compact"
 	return createTopics(ctx, brokers, partitions, map[string]*string{"cleanup.policy": &compact}, topics)
@@ -288,14 +289,82 @@ func createTopics(ctx context.Context, brokers []string, partitions int32, confi
 		return err
 	}
 	defer cl.Close()
-	res, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, -1, configs, topics...)
-	if err != nil {
+	adm := kadm.NewClient(cl)
+	create := func(ctx context.Context, topics []string) error {
+		res, err := adm.CreateTopics(ctx, partitions, -1, configs, topics...)
+		if err != nil {
+			return err
+		}
+		for _, r := range res.Sorted() {
+			if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+				return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+			}
+		}
+		return nil
+	}
+	if err := create(ctx, topics); err != nil {
 		return err
 	}
-	for _, r := range res.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
+	return topicsReady(ctx, adm, topics, create)
+}
+
+// topicReadyTimeout bounds the wait for created topics to be served.
+const topicReadyTimeout = 30 * time.Second
+
+// topicsReady waits until the broker's metadata lists every partition of
+// topics with a leader. Kafka answers CreateTopics once the controller has
+// the topic, before the brokers serve it: a ListOffsets or a fetch right
+// after gets UNKNOWN_TOPIC_OR_PARTITION or leaves the partition out (the
+// embedded broker serves a topic as soon as it creates it). A topic being
+// deleted when it was created again answered TOPIC_ALREADY_EXISTS and then
+// vanishes: a topic that stays unknown is created again (create) every
+// second.
+func topicsReady(ctx context.Context, adm *kadm.Client, topics []string, create func(context.Context, []string) error) error {
+	ctx, cancel := context.WithTimeout(ctx, topicReadyTimeout)
+	defer cancel()
+	lastCreate := time.Now()
+	for {
+		md, err := adm.Metadata(ctx, topics...)
+		missing := ""
+		if err != nil {
+			missing = err.Error()
+		}
+		var unknown []string
+		for _, t := range topics {
+			if d, ok := md.Topics[t]; err == nil && (!ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition)) {
+				unknown = append(unknown, t)
+			}
+		}
+		if len(unknown) > 0 && create != nil && time.Since(lastCreate) >= time.Second {
+			lastCreate = time.Now()
+			if err := create(ctx, unknown); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+		for _, t := range topics {
+			if missing != "" {
+				break
+			}
+			d, ok := md.Topics[t]
+			switch {
+			case !ok || d.Err != nil || len(d.Partitions) == 0:
+				missing = "topic " + t + " not served yet"
+			default:
+				for _, p := range d.Partitions {
+					if p.Err != nil || p.Leader < 0 {
+						missing = fmt.Sprintf("topic %s partition %d has no leader yet", t, p.Partition)
+						break
+					}
+				}
+			}
+		}
+		if missing == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("created topics not ready after %s: %s", topicReadyTimeout, missing)
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return nil
 }

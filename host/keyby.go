@@ -60,7 +60,7 @@ func (f *fieldKey) key(dst, value []byte) ([]byte, error) {
 func (t *task) keyBy(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32) ([]abi.Record, []int32, error) {
 	step := &t.n.p.Steps[s]
 	fail := func(j int, reason string) {
-		t.deadLetter(ctx, b, b.records[src[j]], s, &runtime.Error{Function: step.Name, Kind: abi.KindKey,
+		t.failRecord(ctx, b, s, cur, src, j, &runtime.Error{Function: step.Name, Kind: abi.KindKey,
 			Cause: runtime.CauseGuest, Code: abi.CodeBadInput, Index: j, Group: -1, Reason: reason})
 	}
 	next, nsrc := cur[:0:0], make([]int32, 0, len(cur))
@@ -101,7 +101,7 @@ func (t *task) keyBy(ctx context.Context, b *batch, s int, cur []abi.Record, src
 	}
 	for j := range cur {
 		if e := res[j].Err; e != nil {
-			t.deadLetter(ctx, b, b.records[src[j]], s, e)
+			t.failRecord(ctx, b, s, cur, src, j, e)
 			continue
 		}
 		r := cur[j]

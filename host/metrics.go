@@ -2,7 +2,10 @@ package host
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,9 +38,22 @@ type metrics struct {
 	commit       prometheus.Observer // exactly_once: seconds to end a committed transaction
 	swapPause    prometheus.Observer // seconds a task paused to switch versions
 	taskRebuilds atomic.Int64        // tasks rebuilt after an aborted transaction
+	syncTimeouts atomic.Int64        // waits for a lagging partition that passed max_idle (timesync.go)
 	db           atomic.Pointer[state.DB]
 	restores     struct {
 		active, done, records, remaining atomic.Int64
+		mu                               sync.Mutex
+		now                              map[*restoreMeter]struct{} // the restores under way, for status
+	}
+	// stateRebuilds counts stores rebuilt from their changelog, per
+	// reason (rebuildReasons).
+	stateRebuilds [len(rebuildReasons)]atomic.Int64
+}
+
+// stateRebuilt counts a store rebuilt for reason.
+func (m *metrics) stateRebuilt(reason string) {
+	if i := slices.Index(rebuildReasons[:], reason); i >= 0 {
+		m.stateRebuilds[i].Add(1)
 	}
 }
 
@@ -47,7 +63,15 @@ type stepMetrics struct {
 	// rebuilds counts the step's instances rebuilt after a failure (a
 	// trap, a timeout, exhausted memory).
 	rebuilds atomic.Int64
-	seconds  prometheus.Observer // time of the step over one batch
+	// corrupt counts the entries of the step's state and input skipped as
+	// corrupt, by kind (corrupt.go).
+	corrupt [nCorruptKinds]atomic.Int64
+	// lostResults counts an aggregate step's window results dropped
+	// because its function failed on them when no record asked for them.
+	lostResults atomic.Int64
+	// tapped counts the records written to the step's to: topic.
+	tapped  atomic.Int64
+	seconds prometheus.Observer // time of the step over one batch
 }
 
 func newMetrics(n *Node) *metrics {
@@ -162,17 +186,30 @@ func (m *metrics) countDropped(s int, kind StepKind, in, kept int, from []int32,
 
 // restoreMeter follows one store's restore from its changelog.
 type restoreMeter struct {
-	m    *metrics
-	left int64 // records between the restore's position and the changelog's end
+	m     *metrics
+	topic string // the changelog (or a table's topic)
+	part  int32
+	began time.Time
+	left  int64 // records between the restore's position and the changelog's end
+	// For status, read while the restore goes on.
+	restoredNow, leftNow atomic.Int64
 }
 
-// restoring notes a restore starting with left records to read (0 when
-// the end is unknown); call done when it ends.
-func (m *metrics) restoring(left int64) *restoreMeter {
+// restoring notes a restore of partition part of topic starting with left
+// records to read (0 when the end is unknown); call done when it ends.
+func (m *metrics) restoring(topic string, part int32, left int64) *restoreMeter {
 	left = max(left, 0)
 	m.restores.active.Add(1)
 	m.restores.remaining.Add(left)
-	return &restoreMeter{m: m, left: left}
+	r := &restoreMeter{m: m, topic: topic, part: part, began: time.Now(), left: left}
+	r.leftNow.Store(left)
+	m.restores.mu.Lock()
+	if m.restores.now == nil {
+		m.restores.now = map[*restoreMeter]struct{}{}
+	}
+	m.restores.now[r] = struct{}{}
+	m.restores.mu.Unlock()
+	return r
 }
 
 // restored notes records restored, with left still to read.
@@ -181,12 +218,44 @@ func (r *restoreMeter) restored(records int, left int64) {
 	r.m.restores.records.Add(int64(records))
 	r.m.restores.remaining.Add(left - r.left)
 	r.left = left
+	r.restoredNow.Add(int64(records))
+	r.leftNow.Store(left)
 }
 
 func (r *restoreMeter) done() {
 	r.m.restores.remaining.Add(-r.left)
 	r.m.restores.active.Add(-1)
 	r.m.restores.done.Add(1)
+	r.m.restores.mu.Lock()
+	delete(r.m.restores.now, r)
+	r.m.restores.mu.Unlock()
+}
+
+// RestoreStatus is a store's restore under way.
+type RestoreStatus struct {
+	Topic     string    `json:"topic"` // the store's changelog, or a table's topic
+	Partition int32     `json:"partition"`
+	Began     time.Time `json:"began"`
+	Restored  int64     `json:"restored"`  // records read so far
+	Remaining int64     `json:"remaining"` // records left to the end it restores to
+}
+
+// restoresNow lists the restores under way, by topic and partition.
+func (m *metrics) restoresNow() []RestoreStatus {
+	m.restores.mu.Lock()
+	var rs []RestoreStatus
+	for r := range m.restores.now {
+		rs = append(rs, RestoreStatus{Topic: r.topic, Partition: r.part, Began: r.began,
+			Restored: r.restoredNow.Load(), Remaining: r.leftNow.Load()})
+	}
+	m.restores.mu.Unlock()
+	slices.SortFunc(rs, func(a, b RestoreStatus) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+	return rs
 }
 
 // nodeCollector reads a node's counters at scrape time.
@@ -208,8 +277,11 @@ var (
 	descAborts       = prometheus.NewDesc("eddy_transaction_aborts_total", "Transactions aborted (exactly_once); their records are processed again.", nil, nil)
 	descBufRecords   = prometheus.NewDesc("eddy_fetch_buffered_records", "Records fetched and not yet polled (the Kafka client's buffer).", nil, nil)
 	descBufBytes     = prometheus.NewDesc("eddy_fetch_buffered_bytes", "Bytes fetched and not yet polled (the Kafka client's buffer).", nil, nil)
+	descRegRefused   = prometheus.NewDesc("eddy_registry_refused_total", "Registry records the node skipped: malformed, over a limit, or events not signed with its key.", nil, nil)
+	descBadVersions  = prometheus.NewDesc("eddy_registry_bad_versions_total", "Registry versions of the node's steps that did not load; the node kept or fell back to an earlier version.", nil, nil)
 	descSwaps        = prometheus.NewDesc("eddy_swaps_total", "Times the node switched steps to new function versions or shadows (deploy, rollback, promote, discard).", nil, nil)
 	descTaskRebuilds = prometheus.NewDesc("eddy_task_rebuilds_total", "Tasks rebuilt from the committed state after an aborted transaction.", nil, nil)
+	descSyncTimeouts = prometheus.NewDesc("eddy_table_sync_timeouts_total", "Times a task joining a co-partitioned table went on without a lagging input partition after waiting max_idle for it.", nil, nil)
 
 	descStepIn       = prometheus.NewDesc("eddy_step_records_in_total", "Records into a step, over all tasks.", labelsStep, nil)
 	descStepOut      = prometheus.NewDesc("eddy_step_records_out_total", "Records out of a step, over all tasks.", labelsStep, nil)
@@ -217,6 +289,9 @@ var (
 	descStepDead     = prometheus.NewDesc("eddy_step_dead_letter_records_total", "Records that failed at a step (sent to the dead-letter topic).", labelsStep, nil)
 	descStepRebuilds = prometheus.NewDesc("eddy_step_instance_rebuilds_total", "Instances of a step's function rebuilt after a failure (trap, timeout, memory).", labelsStep, nil)
 	descStepVersion  = prometheus.NewDesc("eddy_step_function_version", "The version of a step's live function (0 before the first deploy).", labelsStep, nil)
+	descStepTapped   = prometheus.NewDesc("eddy_step_tapped_records_total", "Records a step wrote to its to: topic (besides passing them on).", labelsStep, nil)
+	descStepLost     = prometheus.NewDesc("eddy_window_results_dropped_total", "Window results of an aggregate step dropped because its function failed on them when no record asked for them (a corrupt accumulator).", labelsStep, nil)
+	descStepCorrupt  = prometheus.NewDesc("eddy_corrupt_entries_total", "Entries a step read back that did not decode and were skipped, by kind: store (an entry of its state), progress (a progress marker of a repartition topic).", []string{"step", "kind"}, nil)
 
 	descTasks        = prometheus.NewDesc("eddy_tasks", "Tasks the node runs (a stage on a partition).", nil, nil)
 	descTaskIn       = prometheus.NewDesc("eddy_task_records_in_total", "Records a task took from its inputs (resets when the partition moves or the task is rebuilt).", labelsTask, nil)
@@ -231,15 +306,16 @@ var (
 	descRestores         = prometheus.NewDesc("eddy_restores_total", "Store restores finished.", nil, nil)
 	descRestoreRecords   = prometheus.NewDesc("eddy_restore_records_total", "Changelog records applied to stores by restores.", nil, nil)
 	descRestoreRemaining = prometheus.NewDesc("eddy_restore_remaining_records", "Changelog records the active restores have still to read (at most; aborted records and markers count).", nil, nil)
+	descStateRebuilds    = prometheus.NewDesc("eddy_state_rebuilds_total", "Stores wiped and rebuilt from their changelog because their local checkpoint did not match it, by reason (changelog_replaced: the topic's id changed; changelog_behind: the changelog ends before the checkpoint; checkpoint_corrupt: the local checkpoint does not decode).", []string{"reason"}, nil)
 )
 
 // Describe implements prometheus.Collector.Describe.
 func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIn, descOut, descDeadLettered, descLate, descOverload, descShadowOut,
-		descShadowFailed, descCommits, descAborts, descBufRecords, descBufBytes, descSwaps, descTaskRebuilds,
-		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion,
+		descShadowFailed, descCommits, descAborts, descBufRecords, descBufBytes, descSwaps, descTaskRebuilds, descSyncTimeouts, descRegRefused, descBadVersions,
+		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped,
 		descTasks, descTaskIn, descTaskOut, descWatermark, descWatermarkLag, descLag, descOffset,
-		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining} {
+		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds} {
 		ch <- d
 	}
 }
@@ -268,7 +344,10 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descBufRecords, float64(st.BufferedRecords))
 	gauge(descBufBytes, float64(st.BufferedBytes))
 	counter(descSwaps, n.gen.Load())
+	counter(descRegRefused, st.RegistryRefused)
+	counter(descBadVersions, st.BadVersions)
 	counter(descTaskRebuilds, m.taskRebuilds.Load())
+	counter(descSyncTimeouts, m.syncTimeouts.Load())
 
 	versions := make([]int, len(n.p.Steps))
 	n.fnMu.Lock()
@@ -288,6 +367,15 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descStepDead, sm.deadLettered.Load(), s.Name)
 		counter(descStepRebuilds, sm.rebuilds.Load(), s.Name)
 		gauge(descStepVersion, float64(versions[i]), s.Name)
+		if s.Kind == StepAggregate {
+			counter(descStepLost, sm.lostResults.Load(), s.Name)
+		}
+		if s.To != "" {
+			counter(descStepTapped, sm.tapped.Load(), s.Name)
+		}
+		for k := range nCorruptKinds {
+			counter(descStepCorrupt, sm.corrupt[k].Load(), s.Name, k.String())
+		}
 	}
 
 	tasks := n.taskStatuses()
@@ -320,4 +408,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descRestores, m.restores.done.Load())
 	counter(descRestoreRecords, m.restores.records.Load())
 	gauge(descRestoreRemaining, float64(m.restores.remaining.Load()))
+	for i, r := range rebuildReasons {
+		counter(descStateRebuilds, m.stateRebuilds[i].Load(), r)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -25,7 +26,9 @@ import (
 type NodeConfig struct {
 	Brokers []string
 	// NodeID distinguishes this node's transactional ID
-	// (<pipeline>-<node id>). Default: hostname-pid.
+	// (<pipeline>-<node id>) and, under Static, is its group instance id.
+	// Default: hostname-pid, which changes at each start; a stable id kept
+	// in the data directory comes from ClaimDataDir.
 	NodeID string
 	Logger *slog.Logger
 	// Engine compiles the pipeline's functions; it is shared so that its
@@ -36,11 +39,19 @@ type NodeConfig struct {
 	// takes its partitions back at once, without a rebalance, which is what
 	// an orchestrator that restarts crashed nodes wants. A static member that
 	// stops does not leave the group: its partitions wait for the session
-	// timeout (or its return).
+	// timeout (or its return). It needs a NodeID (ValidateNodeID).
 	Static bool
 	// SessionTimeout is how long the group waits for a silent node before
 	// moving its partitions. Default 10s (Kafka's minimum is 6s).
 	SessionTimeout time.Duration
+	// StopTimeout bounds the calls of a clean stop that wait for the broker
+	// (ending the open transaction, the final commit or checkpoint): after
+	// it they give up, and Run returns an error wrapping ErrStopTimeout.
+	// Closing the Kafka client (leaving the group, which waits for a join in
+	// flight) has no context; Stage says when a stop waits for it, so
+	// that a process can give up on it (eddy run --shutdown-timeout).
+	// Default 30s.
+	StopTimeout time.Duration
 	// DataDir holds the node's state database (stateful steps). Required
 	// when a step has state; an empty directory is restored from the
 	// changelogs.
@@ -53,6 +64,31 @@ type NodeConfig struct {
 	// RegistryTopic is the function registry's topic. Default
 	// registry.DefaultTopic.
 	RegistryTopic string
+	// RegistryKey signs the registry events this node writes (deploys,
+	// rollbacks, shadows) and verifies those of its pipeline before any
+	// takes effect: registry.Key of the admin token, the same on every node
+	// of the pipeline. Without it, unless UnsignedRegistry, the node
+	// refuses every event of its pipeline (it runs the pipeline file's
+	// modules) and every deploy.
+	RegistryKey []byte
+	// UnsignedRegistry makes the node take its pipeline's registry events
+	// unverified, and write them unsigned when it has no RegistryKey: for
+	// a registry topic only trusted clients can write (Kafka ACLs).
+	UnsignedRegistry bool
+	// PeerAllow are the networks of the peers this node sends peer calls
+	// to (cluster status, state scans, forwarded keys): the addresses other
+	// members of its group advertise, which anyone allowed to join the
+	// group can choose. Default DefaultPeerAllow (loopback only); a
+	// cluster of several machines lists its network, e.g. 10.0.0.0/8.
+	PeerAllow []netip.Prefix
+	// MaxRecordBytes is the largest record the node produces, as an upper
+	// bound of its encoded size in a record batch (key, value, headers and
+	// framing). Default DefaultMaxRecordBytes (1,000,012 bytes, franz-go's
+	// default batch limit). A topic whose max.message.bytes is smaller, read
+	// at start, has that limit instead. A record over its limit is not
+	// produced: the input record it comes from is dead-lettered with code
+	// output_too_large (outsize.go).
+	MaxRecordBytes int
 	// ClientOpts are added to the Kafka client's options (tests).
 	ClientOpts []kgo.Opt
 }
@@ -78,11 +114,20 @@ type Stats struct {
 	// (the Kafka client's buffer).
 	BufferedRecords int64 `json:"buffered_records"`
 	BufferedBytes   int64 `json:"buffered_bytes"`
+	// RegistryRefused counts the registry records the node skipped
+	// (malformed, or events not signed with its key); BadVersions the
+	// registry versions of its steps that did not load (it kept or fell
+	// back to an earlier one).
+	RegistryRefused int64 `json:"registry_refused"`
+	BadVersions     int64 `json:"bad_versions"`
 }
 
 type counters struct {
 	in, out, deadLettered, dropped, commits, aborts, late atomic.Int64
 	shadowOut, shadowFailed                               atomic.Int64
+	// registryRefused counts registry records skipped (malformed,
+	// unverified); badVersions registry versions that did not load.
+	registryRefused, badVersions atomic.Int64
 }
 
 // Node runs one pipeline: it joins the pipeline's consumer group, runs a task
@@ -109,7 +154,8 @@ type Node struct {
 	regReady                chan struct{} // closed once reg is open
 	stopped                 chan struct{} // closed when Run returns
 	started                 time.Time
-	adminURL, adminToken    string                  // see AdvertiseAdmin
+	adminURL                string                  // see AdvertiseAdmin
+	peerKey                 []byte                  // signs peer calls (admin.PeerKey); nil: none
 	globals                 map[string]*globalTable // read by tasks, set before the group is joined
 	stopGlobals             context.CancelFunc
 	globalsDone             sync.WaitGroup
@@ -124,8 +170,17 @@ type Node struct {
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
+	// stepIns are the steps' inputs (Pipeline.StepInputs) when some step
+	// names them with from:; nil when the steps form a chain.
+	stepIns [][]int
 	parts   int32 // partitions of the repartition and changelog topics
-	stats   counters
+	// topicMax is the max.message.bytes of the topics the node writes, as
+	// read at start (outsize.go); set before the client, then read-only.
+	topicMax map[string]int
+	// topicTimes are the record timestamps those topics accept, as read at
+	// start (outsize.go); read-only after.
+	topicTimes map[string]timeBounds
+	stats      counters
 	// progress is the node's view of each input partition (observe.go);
 	// endsRead when refreshEnds last listed their ends (unix ns).
 	progress progressMap
@@ -135,10 +190,16 @@ type Node struct {
 	cl   *kgo.Client
 	sess *kgo.GroupTransactSession
 	db   *state.DB // nil without stateful steps
+	// rebuilds are the stores rebuilt because their checkpoint did not
+	// match their changelog (changelog.go), for the status.
+	rebuilds storeRebuilds
 	// ckptMu serializes checkpoints (stateful at_least_once: checkpoint.go).
 	ckptMu  sync.Mutex
 	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
 	txnWork bool // the open transaction got records to process (poll loop only)
+	// listings counts the listings of input partitions' ends begun for
+	// time synchronisation (timesync.go: fetchStamp, syncQueue.sure).
+	listings atomic.Uint64
 	// clientLoaded publishes cl to Stats, which may run on any goroutine.
 	clientLoaded atomic.Pointer[kgo.Client]
 
@@ -156,7 +217,13 @@ type Node struct {
 		tasks  map[string]map[int32]*task
 		groups map[taskKey]*task
 	}
-	runCtx context.Context
+	// stage is what the node is doing while it starts or stops (Stage).
+	stage atomic.Pointer[string]
+	// closing is set when shutdown closes the Kafka client: its tasks are
+	// stopped and its last commit is done (or gave up), so the revoke that
+	// closing the client calls has nothing to commit.
+	closing atomic.Bool
+	runCtx  context.Context
 	// workCtx is the tasks' context: it outlives runCtx until shutdown has
 	// let them finish their batches (a clean stop commits their work).
 	workCtx  context.Context
@@ -178,11 +245,25 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	if cfg.SessionTimeout == 0 {
 		cfg.SessionTimeout = 10 * time.Second
 	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = 30 * time.Second
+	}
 	if cfg.RegistryTopic == "" {
 		cfg.RegistryTopic = registry.DefaultTopic
 	}
+	if cfg.MaxRecordBytes == 0 {
+		cfg.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if cfg.MaxRecordBytes < minRecordLimit || cfg.MaxRecordBytes > 1<<30 {
+		return nil, fmt.Errorf("host: NodeConfig.MaxRecordBytes %d is outside [%d, %d]", cfg.MaxRecordBytes, minRecordLimit, 1<<30)
+	}
 	if cfg.Static && cfg.NodeID == "" {
 		return nil, errors.New("host: static membership needs a NodeID")
+	}
+	if cfg.Static {
+		if err := ValidateNodeID(cfg.NodeID); err != nil {
+			return nil, fmt.Errorf("host: %w", err)
+		}
 	}
 	if cfg.NodeID == "" {
 		h, _ := os.Hostname()
@@ -197,6 +278,9 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
+	if slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 }) {
+		n.stepIns = p.StepInputs()
+	}
 	n.metrics = newMetrics(n)
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
@@ -288,7 +372,8 @@ func (n *Node) inputs() []string {
 func (n *Node) Stats() Stats {
 	st := Stats{In: n.stats.in.Load(), Out: n.stats.out.Load(), DeadLettered: n.stats.deadLettered.Load(),
 		Dropped: n.stats.dropped.Load(), Commits: n.stats.commits.Load(), Aborts: n.stats.aborts.Load(), Late: n.stats.late.Load(),
-		ShadowOut: n.stats.shadowOut.Load(), ShadowFailed: n.stats.shadowFailed.Load()}
+		ShadowOut: n.stats.shadowOut.Load(), ShadowFailed: n.stats.shadowFailed.Load(),
+		RegistryRefused: n.stats.registryRefused.Load(), BadVersions: n.stats.badVersions.Load()}
 	if cl := n.clientLoaded.Load(); cl != nil {
 		st.BufferedRecords, st.BufferedBytes = cl.BufferedFetchRecords(), cl.BufferedFetchBytes()
 	}
@@ -334,13 +419,18 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.OnPartitionsAssigned(n.assigned),
 		kgo.OnPartitionsRevoked(n.revoked),
 		kgo.OnPartitionsLost(n.lost),
+		kgo.AdjustFetchOffsetsFn(n.adjustOffsets),
 		kgo.ProducerLinger(time.Millisecond),
 		kgo.RecordPartitioner(newPartitioner()),
+		kgo.ProducerBatchMaxBytesFn(func(topic string) int32 { return int32(n.recordLimit(topic)) }),
 		kgo.SessionTimeout(n.cfg.SessionTimeout),
 		kgo.HeartbeatInterval(max(n.cfg.SessionTimeout/10, 100*time.Millisecond)),
 	}
 	if n.cfg.Static {
 		opts = append(opts, kgo.InstanceID(n.cfg.NodeID))
+	}
+	if slices.ContainsFunc(n.stages, func(st Stage) bool { return newTimeSync(p, st) != nil }) {
+		opts = append(opts, kgo.WithHooks(&fetchStamp{listings: &n.listings}))
 	}
 	switch p.Delivery {
 	case ExactlyOnce:
@@ -356,8 +446,31 @@ func (n *Node) clientOpts() []kgo.Opt {
 	return append(opts, n.cfg.ClientOpts...)
 }
 
+// ErrStopTimeout is returned by Run when a clean stop took longer than
+// NodeConfig.StopTimeout; the error says what the node was waiting for.
+var ErrStopTimeout = errors.New("clean stop timed out")
+
+// Stage says what the node is doing while it starts or stops ("reading the
+// function registry", "ending the open transaction", "closing the Kafka
+// client ..."), or "" while it runs. It is safe to call at any time: a
+// process whose node does not stop in time reports it.
+func (n *Node) Stage() string {
+	if s := n.stage.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+func (n *Node) setStage(s string) {
+	n.stage.Store(&s)
+	if s != "" {
+		n.log.Debug("node: " + s)
+	}
+}
+
 // Run runs the node until ctx ends or a fatal error. A node stopped by ctx,
-// even while it is still starting, returns nil.
+// even while it is still starting, returns nil, unless the stop took longer
+// than NodeConfig.StopTimeout (ErrStopTimeout).
 func (n *Node) Run(ctx context.Context) (err error) {
 	defer close(n.stopped)
 	defer n.closeFunctions(ctx)
@@ -369,31 +482,46 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	n.runCtx = ctx
 	n.workCtx, n.stopWork = context.WithCancel(context.WithoutCancel(ctx))
 	defer n.stopWork()
+	defer n.setStage("closing the functions")
+	n.setStage("creating topics")
 	if err := n.createTopics(ctx); err != nil {
 		return err
 	}
+	n.learnTopicLimits(ctx)
 	if n.stateful() && n.cfg.DataDir == "" {
 		return errors.New("host: a stateful step needs NodeConfig.DataDir")
 	}
 	if n.stateful() {
 		// A stateless node opens no database (several may share a
 		// directory); it reads the registry into memory at each start.
+		n.setStage("opening the state store")
 		if n.db, err = state.Open(n.cfg.DataDir, state.Options{Logger: n.log}); err != nil {
 			return err
 		}
-		defer n.db.Close()
+		defer func() {
+			n.setStage("closing the state store")
+			n.db.Close()
+		}()
 		n.metrics.db.Store(n.db)
 	}
-	if n.reg, err = openRegistry(ctx, n.cfg.Brokers, n.cfg.RegistryTopic, n.db, n.log); err != nil {
+	if n.cfg.RegistryKey == nil && !n.cfg.UnsignedRegistry {
+		n.log.Warn("registry: no key (no admin token): this node refuses every registry event of its pipeline and runs the pipeline file's modules; give it the admin token")
+	}
+	n.setStage("reading the function registry")
+	if n.reg, err = openRegistry(ctx, n.cfg.Brokers, n.cfg.RegistryTopic, n.db, n.log,
+		registryTrust{pipeline: n.p.Name, key: n.cfg.RegistryKey, unsigned: n.cfg.UnsignedRegistry, refused: &n.stats.registryRefused}); err != nil {
 		return err
 	}
 	defer n.reg.close()
+	n.setStage("waiting for a reset of the pipeline to finish")
 	if err := n.awaitReset(ctx); err != nil { // reset.go
 		return err
 	}
+	n.setStage("loading the registry's function versions")
 	if err := n.useRegistry(ctx); err != nil {
 		return err
 	}
+	n.setStage("loading global tables")
 	if err := n.openGlobals(ctx); err != nil {
 		return err
 	}
@@ -416,6 +544,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.reg.run(rctx)
 	}()
 	defer func() {
+		n.setStage("stopping the registry reader")
 		stopRegistry()
 		<-tailDone
 	}()
@@ -432,12 +561,13 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	}
 	n.clientLoaded.Store(n.cl)
 	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
+	n.setStage("")
 	runErr := n.loop(ctx)
-	n.shutdown(runErr)
+	stopErr := n.shutdown(runErr)
 	if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
-	return nil
+	return stopErr
 }
 
 // loop polls, dispatches batches to tasks and ends transactions.
@@ -526,6 +656,7 @@ func (n *Node) loop(ctx context.Context) error {
 				n.dispatch(ctx, fp)
 			}
 		})
+		n.releaseAllSync(ctx)
 		n.flushHeld(ctx)
 		if n.checkpointing && time.Since(lastCkpt) >= n.p.CommitInterval {
 			if err := n.checkpoint(ctx); err != nil {
@@ -667,13 +798,25 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 	}
 	recs := n.dropControl(fp)
 	if len(recs) > 0 {
+		// Records queued for time synchronisation count too: the
+		// transaction must commit their partition's offset moved back
+		// to them (rewindSync), not abort back past what was processed.
 		n.txnWork = true
 	}
+	if t.sync != nil && n.addSync(t, fp, recs) {
+		return // releaseAllSync hands them over in time order
+	}
+	n.enqueue(ctx, t, fp.Topic, recs)
+}
+
+// enqueue queues records of one partition of topic on t, in batches (see
+// dispatch). n.mu must be held.
+func (n *Node) enqueue(ctx context.Context, t *task, topic string, recs []*kgo.Record) {
 	for len(recs) > 0 {
 		k := min(len(recs), n.p.BatchSize)
 		b := &batch{records: recs[:k], last: recs[k-1]}
 		recs = recs[k:]
-		if h := len(t.held); h > 0 && t.held[h-1].records[0].Topic == fp.Topic {
+		if h := len(t.held); h > 0 && t.held[h-1].records[0].Topic == topic {
 			// The partition is paused; records fetched before the pause took
 			// effect join the held batch.
 			t.held[h-1].records = append(t.held[h-1].records, b.records...)
@@ -695,7 +838,7 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 			// Batches keep their order: behind a held batch, a batch of
 			// another topic of the task is held too.
 			t.held = append(t.held, b)
-			n.cl.PauseFetchPartitions(map[string][]int32{fp.Topic: {t.part}})
+			n.pauseFetch(t, topic)
 		}
 	}
 }
@@ -746,9 +889,7 @@ func (n *Node) flushHeld(ctx context.Context) {
 			case t.in <- t.held[0]:
 				topic := t.held[0].records[0].Topic
 				t.held = t.held[1:]
-				if !slices.ContainsFunc(t.held, func(b *batch) bool { return b.records[0].Topic == topic }) {
-					n.cl.ResumeFetchPartitions(map[string][]int32{topic: {t.part}})
-				}
+				n.fetchGate(t, topic)
 			default:
 				break queue
 			}
@@ -777,7 +918,10 @@ func (n *Node) drainTasks(ctx context.Context) error {
 		}
 		select {
 		case err := <-n.fatal:
-			n.fail(err)
+			// Put back for the poll loop, which stops on it; n.fail would
+			// not (it sends once), and the node would wait on work that
+			// never settles.
+			n.fatal <- err
 			return err
 		case <-ctx.Done():
 			return ctx.Err()
@@ -812,6 +956,7 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 		}
 	}
 	if try == kgo.TryCommit {
+		n.rewindSync()
 		n.logChanges(ctx, n.allTasks(), nil)
 	}
 	committed, err := n.sess.End(ctx, try)
@@ -850,21 +995,38 @@ func (n *Node) rebuildTasks(ctx context.Context) error {
 	for _, t := range old {
 		t.stop(false)
 	}
+	var keys []taskKey
+	n.mu.Lock()
+	for k, t := range old {
+		// Held and time-sync queued records are fetched again (the
+		// session rewinds to the committed offsets): resume their
+		// partitions.
+		t.held, t.sync = nil, nil
+		for _, in := range t.stage.Inputs {
+			n.fetchGate(t, in)
+		}
+		if n.mu.groups[k] == t {
+			keys = append(keys, k) // not revoked meanwhile
+		}
+	}
+	n.mu.Unlock()
+	// The new tasks restore their stores outside n.mu: status, metrics
+	// and the admin API do not wait on a restore. Only this goroutine (the
+	// poll loop) dispatches records, so none reaches a task meanwhile.
+	made, err := n.makeTasks(keys)
+	if err != nil {
+		return fmt.Errorf("rebuilding tasks after an abort: %w", err)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for k, t := range old {
-		// Held batches are fetched again (the session rewinds to the
-		// committed offsets): resume their partitions.
-		for _, b := range t.held {
-			n.cl.ResumeFetchPartitions(map[string][]int32{b.records[0].Topic: {k.part}})
-		}
+	var rebuilt []*task
+	for k, nt := range made {
+		t := old[k]
 		if n.mu.groups[k] != t {
-			continue // revoked meanwhile
+			nt.stop(false) // revoked meanwhile
+			continue
 		}
-		nt, err := n.newTask(n.runCtx, k)
-		if err != nil {
-			return fmt.Errorf("rebuilding task %d/%d after an abort: %w", k.stage, k.part, err)
-		}
+		rebuilt = append(rebuilt, nt)
 		n.mu.groups[k] = nt
 		for _, in := range nt.stage.Inputs {
 			if n.mu.tasks[in][k.part] == t {
@@ -872,12 +1034,53 @@ func (n *Node) rebuildTasks(ctx context.Context) error {
 			}
 		}
 	}
+	n.startSync(rebuilt)
 	n.metrics.taskRebuilds.Add(int64(len(old)))
 	n.log.Info("tasks rebuilt from the committed state", "tasks", len(old))
 	return nil
 }
 
+// makeTasks makes the tasks of keys, restoring their stores; it holds no
+// lock of the node. On an error it stops the tasks it made and returns the
+// error.
+func (n *Node) makeTasks(keys []taskKey) (map[taskKey]*task, error) {
+	made := map[taskKey]*task{}
+	for _, k := range keys {
+		t, err := n.newTask(n.runCtx, k)
+		if err != nil {
+			for _, t := range made {
+				t.stop(false)
+			}
+			return nil, fmt.Errorf("task %d/%d: %w", k.stage, k.part, err)
+		}
+		made[k] = t
+	}
+	return made, nil
+}
+
+// assigned makes the tasks of newly assigned partitions. Their stores are
+// restored outside n.mu, so that status, metrics and the poll loop (which
+// goes on with the node's other partitions) never wait on a restore; the
+// tasks are published once made. franz-go calls assigned, revoked and lost
+// one at a time, and starts fetching the new partitions after assigned
+// returns.
 func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
+	var keys []taskKey
+	n.mu.Lock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			k := taskKey{stage: n.stageIndex(topic), part: p}
+			if n.mu.groups[k] == nil && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	n.mu.Unlock()
+	made, err := n.makeTasks(keys)
+	if err != nil {
+		n.fail(err)
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for topic, ps := range parts {
@@ -888,11 +1091,7 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 			k := taskKey{stage: n.stageIndex(topic), part: p}
 			t := n.mu.groups[k]
 			if t == nil {
-				var err error
-				if t, err = n.newTask(n.runCtx, k); err != nil {
-					n.fail(err)
-					return
-				}
+				t = made[k]
 				n.mu.groups[k] = t
 			}
 			n.mu.tasks[topic][p] = t
@@ -906,6 +1105,12 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 // the partitions move; under exactly_once the open transaction is aborted by
 // the session, so queued work is dropped.
 func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	if n.closing.Load() {
+		// Closing the client revokes everything; committing again here,
+		// with the client's context, would wait without bound for a broker
+		// that did not answer the stop's own commit.
+		return
+	}
 	if n.checkpointing {
 		if err := n.checkpointRevoked(ctx, parts); err != nil {
 			n.log.Warn("checkpoint on revoke failed", "error", err)
@@ -949,7 +1154,12 @@ func (n *Node) stopTasks(parts map[string][]int32, drain bool) []*task {
 			delete(n.mu.groups, t.key)
 			ts = append(ts, t)
 			held = append(held, t.held)
-			t.held = nil
+			// A pause outlives the assignment in the client: were the
+			// partition assigned here again, it would never be fetched.
+			t.held, t.sync = nil, nil
+			for _, in := range t.stage.Inputs {
+				n.fetchGate(t, in)
+			}
 		}
 	}
 	n.mu.Unlock()
@@ -966,9 +1176,20 @@ func (n *Node) stopTasks(parts map[string][]int32, drain bool) []*task {
 
 // shutdown finishes or aborts the open work, commits, leaves the group and
 // closes the client.
-func (n *Node) shutdown(cause error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+//
+// The calls that wait for the broker share one deadline, StopTimeout: past
+// it, shutdown goes on without them (the open transaction is left to the
+// broker's transaction timeout, uncommitted offsets are processed again)
+// and returns an ErrStopTimeout naming the first step that ran out of time.
+func (n *Node) shutdown(cause error) (stopErr error) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.StopTimeout)
 	defer cancel()
+	// timedOut records the first step that ran out of time.
+	timedOut := func(err error) {
+		if err != nil && stopErr == nil && ctx.Err() == context.DeadlineExceeded {
+			stopErr = fmt.Errorf("%w after %s: %s: %w", ErrStopTimeout, n.cfg.StopTimeout, n.Stage(), err)
+		}
+	}
 	// The loop returns its context's error when asked to stop: that is a
 	// clean stop, whether cancelled or timed out.
 	clean := cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded)
@@ -982,23 +1203,32 @@ func (n *Node) shutdown(cause error) {
 			try = kgo.TryCommit
 		}
 		if n.txnOpen {
+			n.setStage("ending the open transaction")
 			if err := n.endTransaction(ctx, try); err != nil {
 				n.log.Warn("ending the last transaction", "error", err)
+				timedOut(err)
 			}
 		}
 	case AtLeastOnce:
 		if clean && n.checkpointing {
+			n.setStage("writing the final checkpoint")
 			if err := n.checkpoint(ctx); err != nil {
 				n.log.Warn("final checkpoint failed", "error", err)
+				timedOut(err)
 			}
 		} else if clean {
-			if err := n.drainTasks(ctx); err == nil {
-				if err := n.cl.CommitMarkedOffsets(ctx); err != nil {
+			n.setStage("finishing the queued batches")
+			err := n.drainTasks(ctx)
+			if err == nil {
+				n.setStage("committing the processed offsets")
+				if err = n.cl.CommitMarkedOffsets(ctx); err != nil {
 					n.log.Warn("final commit failed", "error", err)
 				}
 			}
+			timedOut(err)
 		}
 	}
+	n.setStage("stopping the tasks")
 	n.stopWork()
 	n.mu.Lock()
 	all := map[string][]int32{}
@@ -1009,6 +1239,11 @@ func (n *Node) shutdown(cause error) {
 	}
 	n.mu.Unlock()
 	n.stopTasks(all, false)
+	// Closing the client leaves the group (a dynamic member) and first
+	// waits for a join or sync in flight: with a broker that does not
+	// answer, up to the rebalance timeout (60s) and its retries.
+	n.setStage("closing the Kafka client (leaving the group; a join in flight is waited for)")
+	n.closing.Store(true)
 	if n.sess != nil {
 		n.sess.Close()
 	} else {
@@ -1017,4 +1252,5 @@ func (n *Node) shutdown(cause error) {
 	st := n.Stats()
 	n.log.Info("node stopped", "in", st.In, "out", st.Out, "dead_lettered", st.DeadLettered, "dropped", st.Dropped,
 		"commits", st.Commits, "aborts", st.Aborts, "error", cause)
+	return stopErr
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
-	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 var cacheDir string
@@ -31,14 +31,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func startBroker(t *testing.T, topics ...string) *embedded.Broker {
+// startBroker gives the test its broker (internal/testkafka): an embedded
+// one, or the Apache Kafka broker EDDY_TEST_KAFKA names, with topics
+// created, 4 partitions each.
+func startBroker(t *testing.T, topics ...string) *testkafka.Broker {
 	t.Helper()
-	b, err := embedded.Start(embedded.Config{Partitions: 4, Topics: topics})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
+	return testkafka.Start(t, topics...)
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -86,7 +84,7 @@ type runningNode struct {
 	done   chan error
 }
 
-func startNode(t *testing.T, b *embedded.Broker, p *host.Pipeline, id string) *runningNode {
+func startNode(t *testing.T, b *testkafka.Broker, p *host.Pipeline, id string) *runningNode {
 	t.Helper()
 	return startStatefulNode(t, []string{b.Addr()}, p, id, "")
 }
@@ -107,7 +105,7 @@ func (r *runningNode) stop(t *testing.T) {
 	}
 }
 
-func produceN(t *testing.T, b *embedded.Broker, topic string, from, to int) {
+func produceN(t *testing.T, b *testkafka.Broker, topic string, from, to int) {
 	t.Helper()
 	i := from
 	_, err := host.Produce(context.Background(), []string{b.Addr()}, topic, func() (abi.Record, error) {
@@ -125,7 +123,7 @@ func produceN(t *testing.T, b *embedded.Broker, topic string, from, to int) {
 
 // consumeAll reads a topic (read_committed) until it has want records or
 // nothing new arrives for idle.
-func consumeAll(t *testing.T, b *embedded.Broker, topic string, want int, idle time.Duration) []abi.Record {
+func consumeAll(t *testing.T, b *testkafka.Broker, topic string, want int, idle time.Duration) []abi.Record {
 	t.Helper()
 	var recs []abi.Record
 	var mu sync.Mutex
@@ -292,6 +290,7 @@ func TestRebalance(t *testing.T) {
 // under exactly_once, duplicates nothing).
 func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	b := startBroker(t, "in", "out", "dlq")
+	gate := b.Embedded(t, "cuts the network between the node and the broker")
 	p := pipeline(t, "outage", "go/upper.wasm", host.ExactlyOnce, "")
 	n := startNode(t, b, p, "a")
 	// Records keep arriving before, during and after the outage (the
@@ -305,9 +304,9 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 		}
 	}()
 	time.Sleep(time.Second)
-	b.SetReachable(false)
+	gate.SetReachable(false)
 	time.Sleep(3 * time.Second)
-	b.SetReachable(true)
+	gate.SetReachable(true)
 	<-produced
 	out := consumeAll(t, b, "out", 6000, 3*time.Second)
 	checkOutput(t, out, 6000, true)

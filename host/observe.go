@@ -221,6 +221,8 @@ type GraphStep struct {
 	Window   string   `json:"window,omitempty"`   // e.g. "tumbling 10s"
 	Join     string   `json:"join,omitempty"`     // e.g. "table persons", "stream clicks (left)"
 	State    bool     `json:"state,omitempty"`
+	To       string   `json:"to,omitempty"`   // the topic the step's output is also written to
+	From     []string `json:"from,omitempty"` // the steps it reads (from:), when not the previous one
 }
 
 // GraphStage is a stage: the steps one task runs, between topics.
@@ -247,7 +249,7 @@ func (n *Node) graph() Graph {
 		}
 	}
 	for i, s := range p.Steps {
-		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State}
+		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State, To: s.To, From: s.From}
 		if s.Function != "" {
 			gs.Function = filepath.Base(s.Function)
 			if strings.HasPrefix(s.Function, NativePrefix) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/eddy-streams/eddy/windowing"
 )
 
 // Delivery is a pipeline's delivery guarantee.
@@ -42,8 +46,9 @@ const (
 	StepFilter  StepKind = "filter"   // zero or one output per input
 	StepFlatMap StepKind = "flat_map" // any number of outputs
 	// StepAggregate folds records into per-key, per-window accumulators
-	// with the guest's eddy_agg_* functions and outputs window results. It
-	// must be the last step.
+	// with the guest's eddy_agg_* functions and outputs window results,
+	// which the steps after it read as records (a stateful one after a
+	// key_by step).
 	StepAggregate StepKind = "aggregate"
 	// StepKeyBy gives every record a new key: a field of its JSON value or
 	// the result of the guest's eddy_key. When a stateful step follows, the
@@ -160,6 +165,10 @@ type Step struct {
 	Table  string   `yaml:"table"`
 	Stream string   `yaml:"stream"`
 	Type   JoinType `yaml:"type"`
+	// MaxIdle is how long a task with a co-partitioned table waits for a
+	// lagging table partition before it joins stream records with the
+	// table it has (timesync.go). Absent: DefaultMaxIdle; 0: never waits.
+	MaxIdle *time.Duration `yaml:"max_idle"`
 	// State gives the function a keyed store (the ABI's state_get/put/delete)
 	// kept in the node's data directory and in the changelog topic
 	// <pipeline>-<step>-changelog. Needs delivery at_least_once or
@@ -179,6 +188,47 @@ type Step struct {
 	// TimeFunction takes event time from a Wasm module's eddy_timestamp
 	// (the path of a .wasm file, which may be the step's own function).
 	TimeFunction string `yaml:"time_function"`
+	// To writes the step's output records to this topic too (a tap: they
+	// also go on to the next step), in the same transaction as the sink's.
+	To string `yaml:"to"`
+	// From names the steps whose outputs are this step's input (merged in
+	// the order named), or "source" for the pipeline's source topics.
+	// Absent: the previous step (the source for the first step).
+	From []string `yaml:"from"`
+}
+
+// SourceInput is the name a step's from: gives the pipeline's source
+// topics.
+const SourceInput = "source"
+
+// StepInputs returns, for each step, the steps whose outputs are its input
+// (-1: its stage's input — the source topics, or the repartition topic in
+// front of the stage), from: or the previous step of its stage.
+func (p *Pipeline) StepInputs() [][]int {
+	index := map[string]int{SourceInput: -1}
+	for i, s := range p.Steps {
+		index[s.Name] = i
+	}
+	stageFrom := make([]int, len(p.Steps))
+	for _, st := range p.Stages() {
+		for s := st.From; s < st.To; s++ {
+			stageFrom[s] = st.From
+		}
+	}
+	ins := make([][]int, len(p.Steps))
+	for i, s := range p.Steps {
+		switch {
+		case len(s.From) > 0:
+			for _, f := range s.From {
+				ins[i] = append(ins[i], index[f])
+			}
+		case i == stageFrom[i]:
+			ins[i] = []int{-1}
+		default:
+			ins[i] = []int{i - 1}
+		}
+	}
+	return ins
 }
 
 // stateful reports whether the step keeps keyed state.
@@ -244,9 +294,32 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-var sizeRE = regexp.MustCompile(`^(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB|k|K|M|G)?$`)
+// MarshalYAML implements yaml.Marshaler: a size is written as String
+// writes it, which ParseByteSize reads back.
+func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
 
-// ParseByteSize parses a size such as 64MiB.
+// String writes b with the largest binary unit that divides it (64MiB),
+// or as a plain number of bytes.
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		name string
+		size ByteSize
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && b%u.size == 0 {
+			return strconv.FormatInt(int64(b/u.size), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
+// A size is at most 20 digits (the largest int64 has 19) with one unit.
+var sizeRE = regexp.MustCompile(`^(\d{1,20})\s*(B|KiB|MiB|GiB|KB|MB|GB|k|K|M|G)?$`)
+
+var sizeUnits = map[string]int64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+	"k": 1 << 10, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+// ParseByteSize parses a size such as 64MiB. A size whose bytes do not fit
+// in an int64 is an error, never a wrapped value.
 func ParseByteSize(s string) (ByteSize, error) {
 	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
@@ -254,10 +327,12 @@ func ParseByteSize(s string) (ByteSize, error) {
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("size %q: %w", s, err)
+		return 0, fmt.Errorf("size %q: too large (at most %d bytes)", s, int64(math.MaxInt64))
 	}
-	mult := map[string]int64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1e3, "MB": 1e6, "GB": 1e9,
-		"k": 1 << 10, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m[2]]
+	mult := sizeUnits[m[2]]
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("size %q: too large (at most %d bytes)", s, int64(math.MaxInt64))
+	}
 	return ByteSize(n * mult), nil
 }
 
@@ -268,6 +343,54 @@ const (
 	DefaultQueueSize      = 4
 	DefaultMemoryLimit    = 128 << 20
 	DefaultCallTimeout    = time.Second
+)
+
+// Ranges of the pipeline file (docs/pipeline.md has them in a table). Each
+// bounds what one value of a file can make a node allocate or wait: a file
+// is written by a person, but copied, generated and templated too, and a
+// value out of range is refused at load, naming its field, never clamped.
+const (
+	// MaxPipelineFileSize is the largest pipeline file, checked before it is
+	// parsed.
+	MaxPipelineFileSize = 1 << 20
+	// MaxPipelineNodes bounds the YAML nodes of a file, counting an alias as
+	// many nodes as what it refers to: a file of nested aliases (a "billion
+	// laughs") is refused before anything is decoded from it.
+	MaxPipelineNodes = 50000
+	// MaxSteps, MaxTables and MaxSourceTopics bound the lists of a
+	// pipeline.
+	MaxSteps        = 256
+	MaxTables       = 64
+	MaxSourceTopics = 256
+	// MaxPipelineNameLen and MaxStepNameLen bound the names that the node
+	// puts into topic names (<pipeline>-<step>-changelog, -repartition,
+	// <pipeline>-dlq), which Kafka limits to 249 characters.
+	MaxPipelineNameLen = 100
+	MaxStepNameLen     = 64
+	// MaxPathLen bounds a function path, a field path and a zone name.
+	MaxPathLen = 4096
+	// MaxBatchSize is the most records per guest call.
+	MaxBatchSize = 100000
+	// MaxQueueSize is the most batches buffered per partition: each holds
+	// up to batch_size records.
+	MaxQueueSize = 1024
+	// MinMemoryLimit and MaxMemoryLimit bound a function instance's memory.
+	MinMemoryLimit = 64 << 10
+	MaxMemoryLimit = 2<<30 - 64<<10
+	// MaxCallTimeout is the longest deadline of one guest call.
+	MaxCallTimeout = 10 * time.Minute
+	// MaxCommitInterval is the longest time between commits (and, under
+	// exactly_once, the longest transaction).
+	MaxCommitInterval = time.Hour
+	// MaxWindowDuration bounds every duration of a window: size, advance,
+	// gap, grace, disorder, idle_timeout, retention, before and after.
+	MaxWindowDuration = 10 * 365 * 24 * time.Hour
+	// MaxWindowCount is the largest count of a global window.
+	MaxWindowCount = 1 << 30
+	// DefaultMaxIdle is a table join's max_idle when it has none, and
+	// MaxMaxIdle the longest.
+	DefaultMaxIdle = 10 * time.Second
+	MaxMaxIdle     = time.Hour
 )
 
 // ValidationError is a problem in a pipeline file, located by field and line.
@@ -292,7 +415,15 @@ func (e *ValidationError) Error() string {
 // LoadPipeline reads, defaults and validates a pipeline file. Every problem
 // found is reported (joined), each naming its field and line.
 func LoadPipeline(path string) (*Pipeline, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Read one byte more than the limit, so that a file of exactly the limit
+	// is accepted and a larger one (or an endless one: a device, a pipe) is
+	// refused without reading it all.
+	src, err := io.ReadAll(io.LimitReader(f, MaxPipelineFileSize+1))
 	if err != nil {
 		return nil, err
 	}
@@ -308,8 +439,15 @@ func LoadPipeline(path string) (*Pipeline, error) {
 	return p, nil
 }
 
+// maxReportedErrors bounds the decoder errors a file gets back: a file can
+// make one per node.
+const maxReportedErrors = 20
+
 // ParsePipeline parses and validates pipeline YAML; name is used in errors.
 func ParsePipeline(name string, src []byte) (*Pipeline, error) {
+	if len(src) > MaxPipelineFileSize {
+		return nil, &ValidationError{File: name, Msg: fmt.Sprintf("the file is larger than %d bytes", MaxPipelineFileSize)}
+	}
 	p := &Pipeline{file: name, lines: map[string]int{}}
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
@@ -318,15 +456,30 @@ func ParsePipeline(name string, src []byte) (*Pipeline, error) {
 	if len(root.Content) == 0 {
 		return nil, &ValidationError{File: name, Msg: "the file is empty"}
 	}
+	// yaml.Unmarshal into a Node keeps aliases as references; decoding into
+	// the Pipeline expands them. Count what the expansion would make first.
+	if n, err := countNodes(&root, map[*yaml.Node]int{}, MaxPipelineNodes); err != nil {
+		return nil, &ValidationError{File: name, Msg: err.Error()}
+	} else if n > MaxPipelineNodes {
+		return nil, &ValidationError{File: name, Msg: fmt.Sprintf("the file has more than %d YAML nodes (aliases counted as what they repeat)", MaxPipelineNodes)}
+	}
 	indexLines(root.Content[0], "", p.lines)
+	if err := checkLists(name, root.Content[0], p.lines); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
+			fields := p.fieldsByLine()
 			var errs []error
-			for _, e := range te.Errors {
-				errs = append(errs, p.locate(strings.TrimPrefix(e, "yaml: ")))
+			for i, e := range te.Errors {
+				if i == maxReportedErrors {
+					errs = append(errs, &ValidationError{File: name, Msg: fmt.Sprintf("and %d more errors", len(te.Errors)-i)})
+					break
+				}
+				errs = append(errs, p.locate(strings.TrimPrefix(e, "yaml: "), fields))
 			}
 			return nil, errors.Join(errs...)
 		}
@@ -339,27 +492,100 @@ func ParsePipeline(name string, src []byte) (*Pipeline, error) {
 	return p, nil
 }
 
+// countNodes returns the nodes of the tree at n, expanding aliases, or a
+// number above limit once it has counted that many. seen holds the size of
+// each anchored node already counted, so that the count takes time linear
+// in the document, not in its expansion, and -1 for the anchors being
+// counted: an alias to one of them (a node that contains itself) is an
+// error.
+func countNodes(n *yaml.Node, seen map[*yaml.Node]int, limit int) (int, error) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		switch c, ok := seen[n.Alias]; {
+		case ok && c < 0:
+			return 0, fmt.Errorf("line %d: alias *%s refers to a node that contains it", n.Line, n.Value)
+		case ok:
+			return c, nil
+		}
+		seen[n.Alias] = -1
+		c, err := countNodes(n.Alias, seen, limit)
+		seen[n.Alias] = c
+		return c, err
+	}
+	c := 1
+	for _, k := range n.Content {
+		m, err := countNodes(k, seen, limit)
+		if err != nil {
+			return 0, err
+		}
+		if c += m; c > limit {
+			return c, nil
+		}
+	}
+	return c, nil
+}
+
+// checkLists refuses a file whose steps, tables or source topics are more
+// than a pipeline may have, before they are decoded.
+func checkLists(name string, doc *yaml.Node, lines map[string]int) error {
+	for _, l := range []struct {
+		path string
+		max  int
+	}{{"steps", MaxSteps}, {"tables", MaxTables}, {"source.topics", MaxSourceTopics}} {
+		n := lookup(doc, strings.Split(l.path, "."))
+		if n != nil && n.Kind == yaml.SequenceNode && len(n.Content) > l.max {
+			return &ValidationError{File: name, Line: lines[l.path], Field: l.path,
+				Msg: fmt.Sprintf("at most %d, got %d", l.max, len(n.Content))}
+		}
+	}
+	return nil
+}
+
+// lookup follows a path of mapping keys from n (nil if there is none).
+func lookup(n *yaml.Node, path []string) *yaml.Node {
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return n
+}
+
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // locate turns a decoder message "line N: ..." into an error naming the field
-// written on that line.
-func (p *Pipeline) locate(msg string) *ValidationError {
+// written on that line (fields: see fieldsByLine).
+func (p *Pipeline) locate(msg string, fields map[int]string) *ValidationError {
 	m := lineRE.FindStringSubmatch(msg)
 	if m == nil {
 		return &ValidationError{File: p.file, Msg: msg}
 	}
 	line, _ := strconv.Atoi(m[1])
-	field := ""
-	for f, l := range p.lines {
-		if l == line && len(f) > len(field) {
-			field = f
-		}
-	}
 	msg = m[2]
 	if strings.Contains(msg, "into time.Duration") {
 		msg += " (want a duration such as 100ms, 1s or 2m)"
 	}
-	return &ValidationError{File: p.file, Line: line, Field: field, Msg: msg}
+	return &ValidationError{File: p.file, Line: line, Field: fields[line], Msg: msg}
+}
+
+// fieldsByLine maps each line to the longest field path written on it.
+func (p *Pipeline) fieldsByLine() map[int]string {
+	fields := map[int]string{}
+	for f, l := range p.lines {
+		if g := fields[l]; len(f) > len(g) || len(f) == len(g) && f < g {
+			fields[l] = f
+		}
+	}
+	return fields
 }
 
 // indexLines records the line of every mapping key and sequence item.
@@ -426,7 +652,13 @@ func (p *Pipeline) setDefaults() {
 	}
 }
 
-var topicRE = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+var (
+	topicRE = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+	nameRE  = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+)
+
+// validTopic reports whether Kafka accepts t as a topic name.
+func validTopic(t string) bool { return topicRE.MatchString(t) && t != "." && t != ".." }
 
 func (p *Pipeline) validate() error {
 	var errs []error
@@ -444,14 +676,14 @@ func (p *Pipeline) validate() error {
 	}
 	if p.Name == "" {
 		bad("name", "is required (it names the consumer group and the default dead-letter topic)")
-	} else if !topicRE.MatchString(p.Name) {
-		bad("name", "%q: use letters, digits, '.', '_' and '-'", p.Name)
+	} else {
+		checkName(bad, "name", p.Name, MaxPipelineNameLen)
 	}
 	if len(p.Source.Topics) == 0 {
 		bad("source.topics", "name at least one topic")
 	}
 	for i, t := range p.Source.Topics {
-		if !topicRE.MatchString(t) {
+		if !validTopic(t) {
 			bad(fmt.Sprintf("source.topics[%d]", i), "%q is not a valid topic name", t)
 		}
 	}
@@ -467,6 +699,16 @@ func (p *Pipeline) validate() error {
 	names := map[string]bool{}
 	for i, s := range p.Steps {
 		f := fmt.Sprintf("steps[%d]", i)
+		checkName(bad, f+".name", s.Name, MaxStepNameLen)
+		for _, pf := range []struct{ field, v string }{{"function", s.Function}, {"time_function", s.TimeFunction},
+			{"field", s.Field}, {"time_field", s.TimeField}} {
+			if len(pf.v) > MaxPathLen {
+				bad(f+"."+pf.field, "at most %d bytes, got %d", MaxPathLen, len(pf.v))
+			}
+		}
+		if s.Window != nil {
+			p.validateWindowRanges(f+".window", s.Window, bad)
+		}
 		switch s.Kind {
 		case StepJoin:
 			p.validateJoin(f, s, bad)
@@ -482,9 +724,6 @@ func (p *Pipeline) validate() error {
 				bad(f+".window", "an aggregate step needs a window (type: tumbling, hopping, sliding, session or global)")
 			} else if _, err := s.windowing(); err != nil {
 				bad(f+".window", "%v", err)
-			}
-			if i != len(p.Steps)-1 {
-				bad(f+".kind", "an aggregate step must be the last step")
 			}
 			switch s.Time {
 			case "", TimeEvent:
@@ -530,11 +769,19 @@ func (p *Pipeline) validate() error {
 		if s.Kind == StepKeyBy && s.State {
 			bad(f+".state", "a key_by step keeps no state")
 		}
+		if s.To != "" {
+			p.validateTap(f+".to", i, s.To, bad)
+		}
+		if len(s.From) > MaxSteps {
+			bad(f+".from", "at most %d inputs, got %d", MaxSteps, len(s.From))
+		}
 		if names[s.Name] {
 			bad(f+".name", "%q is used by an earlier step", s.Name)
 		}
 		names[s.Name] = true
 	}
+	p.validateAfterAggregates(bad)
+	p.validateFrom(bad)
 	tables := map[string]bool{}
 	for i, t := range p.Tables {
 		f := fmt.Sprintf("tables[%d]", i)
@@ -543,9 +790,11 @@ func (p *Pipeline) validate() error {
 			bad(f+".name", "is required")
 		case tables[t.Name]:
 			bad(f+".name", "%q is used by an earlier table", t.Name)
+		default:
+			checkName(bad, f+".name", t.Name, MaxStepNameLen)
 		}
 		tables[t.Name] = true
-		if !topicRE.MatchString(t.Topic) {
+		if !validTopic(t.Topic) {
 			bad(f+".topic", "%q is not a valid topic name", t.Topic)
 		}
 		if slices.Contains(p.Source.Topics, t.Topic) || t.Topic == p.Sink.Topic {
@@ -554,7 +803,7 @@ func (p *Pipeline) validate() error {
 	}
 	if p.Sink.Topic == "" {
 		bad("sink.topic", "is required")
-	} else if !topicRE.MatchString(p.Sink.Topic) {
+	} else if !validTopic(p.Sink.Topic) {
 		bad("sink.topic", "%q is not a valid topic name", p.Sink.Topic)
 	}
 	for _, t := range p.Source.Topics {
@@ -562,40 +811,84 @@ func (p *Pipeline) validate() error {
 			bad("sink.topic", "%q is also a source topic: the pipeline would read its own output", t)
 		}
 	}
-	if p.DeadLetter.Topic != "" && !topicRE.MatchString(p.DeadLetter.Topic) {
+	if p.DeadLetter.Topic != "" && !validTopic(p.DeadLetter.Topic) {
 		bad("dead_letter.topic", "%q is not a valid topic name", p.DeadLetter.Topic)
+	}
+	if p.Late.Topic != "" && !validTopic(p.Late.Topic) {
+		bad("late.topic", "%q is not a valid topic name", p.Late.Topic)
 	}
 	switch p.Delivery {
 	case AtMostOnce, AtLeastOnce, ExactlyOnce:
 	default:
 		bad("delivery", "must be at_most_once, at_least_once or exactly_once, got %q", p.Delivery)
 	}
-	if p.CommitInterval < time.Millisecond {
-		bad("commit_interval", "must be at least 1ms, got %s", p.CommitInterval)
+	if p.CommitInterval < time.Millisecond || p.CommitInterval > MaxCommitInterval {
+		bad("commit_interval", "must be between 1ms and %s, got %s", MaxCommitInterval, p.CommitInterval)
 	}
-	if p.BatchSize < 1 || p.BatchSize > 100000 {
-		bad("batch_size", "must be between 1 and 100000, got %d", p.BatchSize)
+	if p.BatchSize < 1 || p.BatchSize > MaxBatchSize {
+		bad("batch_size", "must be between 1 and %d, got %d", MaxBatchSize, p.BatchSize)
 	}
 	l := p.Limits
-	if l.MemoryLimit < 64<<10 || l.MemoryLimit > 2<<30-64<<10 {
-		bad("limits.memory_limit", "must be between 64KiB and just under 2GiB, got %d bytes", l.MemoryLimit)
+	if l.MemoryLimit < MinMemoryLimit || l.MemoryLimit > MaxMemoryLimit {
+		bad("limits.memory_limit", "must be between %s and %s (%d bytes, just under 2GiB), got %s",
+			ByteSize(MinMemoryLimit), ByteSize(MaxMemoryLimit), MaxMemoryLimit, l.MemoryLimit)
 	}
-	if l.CallTimeout <= 0 {
-		bad("limits.call_timeout", "must be positive, got %s", l.CallTimeout)
+	if l.CallTimeout < time.Millisecond || l.CallTimeout > MaxCallTimeout {
+		bad("limits.call_timeout", "must be between 1ms and %s, got %s", MaxCallTimeout, l.CallTimeout)
 	}
-	if l.QueueSize < 1 {
-		bad("limits.queue_size", "must be at least 1, got %d", l.QueueSize)
+	if l.QueueSize < 1 || l.QueueSize > MaxQueueSize {
+		bad("limits.queue_size", "must be between 1 and %d, got %d", MaxQueueSize, l.QueueSize)
+	}
+	// Written so that NaN, which every comparison is false for, is refused.
+	if l.SampleRate != 0 && !(l.SampleRate > 0 && l.SampleRate <= 1) {
+		bad("limits.sample_rate", "must be in (0, 1], got %g", l.SampleRate)
 	}
 	switch l.Overload {
 	case OverloadBlock, OverloadDrop:
 	case OverloadSample:
-		if l.SampleRate <= 0 || l.SampleRate > 1 {
-			bad("limits.sample_rate", "must be in (0, 1] with overload: sample, got %g", l.SampleRate)
+		if l.SampleRate == 0 {
+			bad("limits.sample_rate", "must be in (0, 1] with overload: sample, got 0")
 		}
 	default:
 		bad("limits.overload", "must be block, drop or sample, got %q", l.Overload)
 	}
 	return errors.Join(errs...)
+}
+
+// checkName checks a name that the node puts into topic names, metric
+// labels and log lines.
+func checkName(bad func(field, format string, args ...any), field, name string, maxLen int) {
+	switch {
+	case len(name) > maxLen:
+		bad(field, "at most %d characters, got %d", maxLen, len(name))
+	case !nameRE.MatchString(name) || name == "." || name == "..":
+		bad(field, "%q: use letters, digits, '.', '_' and '-'", name)
+	}
+}
+
+// validateWindowRanges checks the ranges of a window's numbers; the
+// windowing package checks how they fit together.
+func (p *Pipeline) validateWindowRanges(f string, w *WindowSpec, bad func(field, format string, args ...any)) {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"size", w.Size}, {"advance", w.Advance}, {"gap", w.Gap}, {"grace", w.Grace}, {"disorder", w.Disorder},
+		{"idle_timeout", w.IdleTimeout}, {"retention", w.Retention}, {"before", w.Before}, {"after", w.After}} {
+		// Negative durations are the windowing package's to refuse.
+		if d.v > MaxWindowDuration {
+			bad(f+"."+d.name, "at most %s (10 years), got %s", MaxWindowDuration, d.v)
+		}
+	}
+	if w.Type == "hopping" && w.Advance > 0 && w.Size > 0 && w.Size/w.Advance > windowing.MaxWindowsPerRecord {
+		bad(f+".advance", "size/advance is the number of windows each record goes to: at most %d, got %d (size %s, advance %s)",
+			windowing.MaxWindowsPerRecord, w.Size/w.Advance, w.Size, w.Advance)
+	}
+	if w.Count > MaxWindowCount {
+		bad(f+".count", "at most %d, got %d", MaxWindowCount, w.Count)
+	}
+	if len(w.Zone) > MaxPathLen {
+		bad(f+".zone", "at most %d bytes, got %d", MaxPathLen, len(w.Zone))
+	}
 }
 
 // validateJoin checks a join step.
@@ -607,7 +900,7 @@ func (p *Pipeline) validateJoin(f string, s Step, bad func(field, format string,
 		bad(f+".table", "give table or stream, not both")
 	case s.Table != "" && p.table(s.Table) == nil:
 		bad(f+".table", "no table %q in tables", s.Table)
-	case s.Stream != "" && !topicRE.MatchString(s.Stream):
+	case s.Stream != "" && !validTopic(s.Stream):
 		bad(f+".stream", "%q is not a valid topic name", s.Stream)
 	case s.Stream != "" && (slices.Contains(p.Source.Topics, s.Stream) || s.Stream == p.Sink.Topic):
 		bad(f+".stream", "%q is also a source or the sink topic", s.Stream)
@@ -635,6 +928,22 @@ func (p *Pipeline) validateJoin(f string, s Step, bad func(field, format string,
 	case w != nil && (w.Before < 0 || w.After < 0 || w.Grace < 0 || w.Disorder < 0 || w.IdleTimeout < 0):
 		bad(f+".window", "durations must not be negative")
 	}
+	if d := s.MaxIdle; d != nil {
+		switch t := p.table(s.Table); {
+		case t == nil || t.Global:
+			bad(f+".max_idle", "max_idle belongs to a join with a table that is not global (it bounds the wait for the table's partition)")
+		case *d < 0 || *d > MaxMaxIdle:
+			bad(f+".max_idle", "must be 0 to %s, got %s", MaxMaxIdle, *d)
+		}
+	}
+}
+
+// maxIdle is table join step s's max_idle.
+func (s *Step) maxIdle() time.Duration {
+	if s.MaxIdle == nil {
+		return DefaultMaxIdle
+	}
+	return *s.MaxIdle
 }
 
 // FunctionPath returns the path of step i's module, resolved against the
@@ -732,6 +1041,116 @@ func (p *Pipeline) Stages() []Stage {
 		}
 	}
 	return stages
+}
+
+// validateFrom checks the steps' from: names and that every step's output
+// goes somewhere. A step may read the outputs of earlier steps of its own
+// stage (the steps between two repartitions, which one task runs), or, in
+// the first stage, the source topics; not a join step (its other input is
+// its table or stream). A step whose output no step reads, that writes no
+// to: topic and is not its stage's last step (whose output goes to the sink
+// or the next stage) is an error: its work would go nowhere.
+func (p *Pipeline) validateFrom(bad func(field, format string, args ...any)) {
+	index := map[string]int{}
+	for i, s := range p.Steps {
+		if _, dup := index[s.Name]; !dup {
+			index[s.Name] = i
+		}
+	}
+	stageOf := make([]Stage, len(p.Steps))
+	for _, st := range p.Stages() {
+		for s := st.From; s < st.To && s < len(p.Steps); s++ {
+			stageOf[s] = st
+		}
+	}
+	read := make([]bool, len(p.Steps))
+	for i, s := range p.Steps {
+		f := fmt.Sprintf("steps[%d].from", i)
+		if len(s.From) == 0 {
+			if i > 0 && i > stageOf[i].From {
+				read[i-1] = true
+			}
+			continue
+		}
+		if s.Kind == StepJoin {
+			bad(f, "a join step reads the previous step (its other input is its table or stream)")
+			continue
+		}
+		seen := map[string]bool{}
+		for _, name := range s.From {
+			j, ok := index[name]
+			switch {
+			case seen[name]:
+				bad(f, "%q is named twice", name)
+			case name == SourceInput && stageOf[i].From > 0:
+				bad(f, "%q: step %s reads what a repartition topic brings (it is after a key_by and a step that keeps state), not the source", name, s.Name)
+			case name == SourceInput:
+			case !ok:
+				bad(f, "%q is not a step of the pipeline", name)
+			case j >= i:
+				bad(f, "%q is not before step %s: a step reads earlier steps (a step cannot read itself or a later one, so there are no cycles)", name, s.Name)
+			case j < stageOf[i].From:
+				bad(f, "%q is before the repartition in front of step %s: a step reads the steps of its own stage (after its last key_by before a step that keeps state)", name, s.Name)
+			default:
+				read[j] = true
+			}
+			seen[name] = true
+		}
+	}
+	for i, s := range p.Steps {
+		if !read[i] && s.To == "" && i != stageOf[i].To-1 {
+			bad(fmt.Sprintf("steps[%d]", i), "the output of step %s goes nowhere: no later step reads it (from:) and it has no to: topic", s.Name)
+		}
+	}
+}
+
+// validateTap checks the to: topic of step i: a valid name, not one the
+// pipeline reads (its sources, tables, the other stream of a join), not its
+// dead-letter, late, changelog or repartition topics, and not the sink for
+// the last step, whose output goes there already.
+func (p *Pipeline) validateTap(f string, i int, to string, bad func(field, format string, args ...any)) {
+	read := slices.Contains(p.Source.Topics, to) || slices.ContainsFunc(p.Tables, func(t Table) bool { return t.Topic == to }) ||
+		slices.ContainsFunc(p.Steps, func(s Step) bool { return s.Stream == to })
+	internal := strings.HasPrefix(to, p.Name+"-") && (strings.HasSuffix(to, "-changelog") || strings.HasSuffix(to, "-repartition"))
+	switch {
+	case !validTopic(to):
+		bad(f, "%q is not a valid topic name", to)
+	case read:
+		bad(f, "%q is a topic the pipeline reads: it would read its own output", to)
+	case to == p.DeadLetter.Topic || to == p.Late.Topic || internal:
+		bad(f, "%q is the pipeline's dead-letter, late, changelog or repartition topic", to)
+	case i == len(p.Steps)-1 && to == p.Sink.Topic:
+		bad(f, "%q is the sink, where the last step's output goes already", to)
+	}
+}
+
+// validateAfterAggregates checks the steps that read an aggregate step's
+// window results. A step that keeps state needs a key_by step between: each
+// stage holds at most one aggregate, and its results reach the next
+// stateful step through a repartition topic, with per-upstream watermarks.
+// An aggregate after one with emit: update would count every update of a
+// window as a new record, so it is refused: the upstream aggregate must
+// emit final results.
+func (p *Pipeline) validateAfterAggregates(bad func(field, format string, args ...any)) {
+	agg, keyed := -1, false
+	for i, s := range p.Steps {
+		f := fmt.Sprintf("steps[%d]", i)
+		switch {
+		case s.Kind == StepKeyBy:
+			keyed = true
+			continue
+		case agg < 0:
+		case p.keyedByPartition(s) && !keyed:
+			bad(f+".kind", "step %s keeps state and reads the window results of aggregate step %s: put a key_by step between them "+
+				"(it sends the results through a repartition topic to the tasks of their new keys)", s.Name, p.Steps[agg].Name)
+		case s.Kind == StepAggregate && p.Steps[agg].Emit == "update":
+			bad(f+".kind", "aggregate step %s reads the window results of aggregate step %s, which has emit: update: "+
+				"every update of a window would count as a new record; give %s emit: final", s.Name, p.Steps[agg].Name, p.Steps[agg].Name)
+		}
+		if s.Kind == StepAggregate {
+			agg, keyed = i, false
+		}
+	}
 }
 
 // keyedByPartition reports whether a step needs each key's records in one

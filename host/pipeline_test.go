@@ -167,3 +167,139 @@ func TestFieldKey(t *testing.T) {
 		}
 	}
 }
+
+// twoAggregates is a pipeline whose window results are re-keyed and
+// aggregated again.
+const twoAggregates = `name: hot
+source: {topics: [bids]}
+steps:
+  - {name: by-item, kind: key_by, field: item}
+  - {name: count, kind: aggregate, function: count.wasm, window: {type: tumbling, size: 10s}}
+  - {name: tag, kind: map, function: tag.wasm}
+  - {name: by-window, kind: key_by, field: start}
+  - {name: top, kind: aggregate, function: top.wasm, window: {type: tumbling, size: 10s}}
+sink: {topic: out}
+delivery: exactly_once
+`
+
+func TestStepsAfterAnAggregate(t *testing.T) {
+	p, err := ParsePipeline("p.yaml", []byte(twoAggregates))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stage{
+		{Inputs: []string{"bids"}, From: 0, To: 1, Output: "hot-by-item-repartition"},
+		{Inputs: []string{"hot-by-item-repartition"}, From: 1, To: 4, Output: "hot-by-window-repartition"},
+		{Inputs: []string{"hot-by-window-repartition"}, From: 4, To: 5, Output: "out", Last: true},
+	}
+	if got := p.Stages(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stages\n got %+v\nwant %+v", got, want)
+	}
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"stateful without key_by", "  - {name: by-window, kind: key_by, field: start}\n", "",
+			"steps[3].kind: step top keeps state and reads the window results of aggregate step count: put a key_by step between them"},
+		{"state: true without key_by", "kind: map, function: tag.wasm}", "kind: map, function: tag.wasm, state: true}",
+			"steps[2].kind: step tag keeps state and reads the window results of aggregate step count"},
+		{"after emit update", "window: {type: tumbling, size: 10s}}\n  - {name: tag", "window: {type: tumbling, size: 10s}, emit: update}\n  - {name: tag",
+			"steps[4].kind: aggregate step top reads the window results of aggregate step count, which has emit: update"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(twoAggregates, tc.old, tc.new, 1)
+			if src == twoAggregates {
+				t.Fatalf("%q not in the pipeline", tc.old)
+			}
+			_, err := ParsePipeline("p.yaml", []byte(src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A map and a filter after an aggregate stay in its stage.
+	p, err = ParsePipeline("p.yaml", []byte(strings.Replace(twoAggregates,
+		"  - {name: by-window, kind: key_by, field: start}\n  - {name: top, kind: aggregate, function: top.wasm, window: {type: tumbling, size: 10s}}\n",
+		"  - {name: big, kind: filter, function: big.wasm}\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stages(); len(st) != 2 || st[1].From != 1 || st[1].To != 4 || !st[1].Last {
+		t.Fatalf("stages of aggregate, map, filter: %+v", st)
+	}
+}
+
+func TestTapErrors(t *testing.T) {
+	for _, tc := range []struct{ name, to, want string }{
+		{"bad name", "no spaces", `steps[1].to: "no spaces" is not a valid topic name`},
+		{"a source", "bids", `steps[1].to: "bids" is a topic the pipeline reads`},
+		{"the dead-letter topic", "hot-dlq", `steps[1].to: "hot-dlq" is the pipeline's dead-letter, late, changelog or repartition topic`},
+		{"a repartition topic", "hot-by-window-repartition", `is the pipeline's dead-letter, late, changelog or repartition topic`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(twoAggregates, "window: {type: tumbling, size: 10s}}\n  - {name: tag",
+				fmt.Sprintf("window: {type: tumbling, size: 10s}, to: %q}\n  - {name: tag", tc.to), 1)
+			src = strings.Replace(src, "delivery: exactly_once", "delivery: exactly_once\ndead_letter: {topic: hot-dlq}", 1)
+			_, err := ParsePipeline("p.yaml", []byte(src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	last := strings.Replace(twoAggregates, "window: {type: tumbling, size: 10s}}\nsink", "window: {type: tumbling, size: 10s}, to: out}\nsink", 1)
+	if _, err := ParsePipeline("p.yaml", []byte(last)); err == nil || !strings.Contains(err.Error(), `steps[4].to: "out" is the sink`) {
+		t.Fatalf("to: the sink on the last step: %v", err)
+	}
+	ok := strings.Replace(twoAggregates, "window: {type: tumbling, size: 10s}}\n  - {name: tag", "window: {type: tumbling, size: 10s}, to: counts}\n  - {name: tag", 1)
+	if p, err := ParsePipeline("p.yaml", []byte(ok)); err != nil || p.Steps[1].To != "counts" {
+		t.Fatalf("a tap: %v", err)
+	}
+}
+
+// fanOut reads the source twice and merges.
+const fanOut = `name: fan
+source: {topics: [events]}
+steps:
+  - {name: clicks, kind: filter, function: f.wasm, from: [source], to: clicks}
+  - {name: views, kind: filter, function: f.wasm, from: [source]}
+  - {name: both, kind: map, function: m.wasm, from: [clicks, views]}
+sink: {topic: out}
+`
+
+func TestFromErrors(t *testing.T) {
+	p, err := ParsePipeline("p.yaml", []byte(fanOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(p.StepInputs()); got != "[[-1] [-1] [0 1]]" {
+		t.Fatalf("step inputs %s", got)
+	}
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"unknown", "from: [clicks, views]", "from: [clicks, nope]", `steps[2].from: "nope" is not a step of the pipeline`},
+		{"itself", "from: [clicks, views]", "from: [both]", `steps[2].from: "both" is not before step both`},
+		{"later", "function: f.wasm, from: [source]}", "function: f.wasm, from: [both]}", `steps[1].from: "both" is not before step views`},
+		{"twice", "from: [clicks, views]", "from: [views, views]", `steps[2].from: "views" is named twice`},
+		{"goes nowhere", "from: [clicks, views]", "from: [views]", "steps[0]: the output of step clicks goes nowhere"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(fanOut, tc.old, tc.new, 1)
+			if src == fanOut {
+				t.Fatalf("%q not in the pipeline", tc.old)
+			}
+			// "goes nowhere" needs clicks without its tap.
+			if tc.name == "goes nowhere" {
+				src = strings.Replace(src, ", to: clicks}", "}", 1)
+			}
+			_, err := ParsePipeline("p.yaml", []byte(src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// Across a repartition: the aggregate's stage begins after by-window.
+	src := strings.Replace(twoAggregates, "  - {name: top, kind: aggregate, function: top.wasm,", "  - {name: top, kind: aggregate, function: top.wasm, from: [tag],", 1)
+	if _, err := ParsePipeline("p.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), `steps[4].from: "tag" is before the repartition in front of step top`) {
+		t.Fatalf("from: across a repartition: %v", err)
+	}
+	src = strings.Replace(twoAggregates, "  - {name: top, kind: aggregate, function: top.wasm,", "  - {name: top, kind: aggregate, function: top.wasm, from: [source],", 1)
+	if _, err := ParsePipeline("p.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), `steps[4].from: "source": step top reads what a repartition topic brings`) {
+		t.Fatalf("from: source after a repartition: %v", err)
+	}
+}

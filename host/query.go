@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -27,11 +30,66 @@ import (
 // which member holds which partitions.
 
 // AdvertiseAdmin sets the admin API URL this node announces to the other
-// nodes of its group, and the token it sends when it forwards a query to
-// them. Call it before Run.
+// nodes of its group, and the admin token its peer calls are signed with
+// (admin.PeerKey: the token itself is never sent to a peer; without one the
+// node's peer calls are unsigned, see peer). Call it before Run.
 func (n *Node) AdvertiseAdmin(url, token string) {
-	n.adminURL, n.adminToken = url, token
+	n.adminURL, n.peerKey = url, admin.PeerKey(token)
 }
+
+// peerStateTimeout bounds a peer's answer to a state query.
+const peerStateTimeout = 10 * time.Second
+
+// maxPeers bounds the peers one call asks: a group can hold members that
+// are not nodes (any client allowed to join it).
+const maxPeers = 64
+
+// DefaultPeerAllow is where a node sends peer calls unless
+// NodeConfig.PeerAllow says otherwise: this machine only.
+var DefaultPeerAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// peerAllowed reports why a member's advertised admin URL is not one this
+// node may call ("" if it is): an http URL of an IP address (no name to
+// resolve, no path) within the allow-list. An unspecified address (a node
+// listening on 0.0.0.0) is this machine's.
+func (n *Node) peerAllowed(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Port() == "" {
+		return "not an http://IP:PORT admin URL"
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return "not an IP address"
+	}
+	ip = ip.Unmap()
+	allow := n.cfg.PeerAllow
+	if allow == nil {
+		allow = DefaultPeerAllow
+	}
+	cands := []netip.Addr{ip}
+	if ip.IsUnspecified() {
+		cands = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
+	}
+	for _, p := range allow {
+		for _, c := range cands {
+			if p.Contains(c) {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("%s is outside the peer allow-list %v (--peer-allow)", ip, allow)
+}
+
+// peer returns the client of a peer call to url: signed with the peer key.
+// A node without a token has no key: it asks unsigned (it has no token to
+// leak) and takes the answer unverified, which the allow-list (default:
+// this machine) keeps to peers that can read its status anyway.
+func (n *Node) peer(url string) *admin.Client {
+	return &admin.Client{BaseURL: url, PeerKey: n.peerKey, HTTP: peerHTTP}
+}
+
+// peerHTTP follows no redirect: a peer's answer is its own.
+var peerHTTP = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // queryStore is a store a query can read.
 type queryStore struct {
@@ -122,19 +180,34 @@ func (a nodeAdmin) State(ctx context.Context, q admin.StateQuery) (admin.StateRe
 		res.Entries = append(res.Entries, es...)
 	}
 	if !q.Local {
-		others, err := n.groupAdmins(ctx)
+		others, refused, err := n.groupAdmins(ctx)
 		if err != nil {
 			return res, err
 		}
+		for _, p := range refused {
+			res.Partial, res.Missing = true, append(res.Missing, p.Admin)
+		}
 		q.Local = true
-		for _, url := range others {
-			r, err := (&admin.Client{BaseURL: url, Token: n.adminToken}).State(ctx, q)
-			if err != nil {
-				n.log.Warn("state scan: a node did not answer", "node", url, "error", err)
+		// In parallel, each within peerStateTimeout: a member that does
+		// not answer (it need not be a node) delays the scan by that much.
+		answers := make([]admin.StateResult, len(others))
+		errs := make([]error, len(others))
+		var wg sync.WaitGroup
+		for i, url := range others {
+			wg.Go(func() {
+				pctx, cancel := context.WithTimeout(ctx, peerStateTimeout)
+				defer cancel()
+				answers[i], errs[i] = n.peer(url).State(pctx, q)
+			})
+		}
+		wg.Wait()
+		for i, url := range others {
+			if errs[i] != nil {
+				n.log.Warn("state scan: a node did not answer", "node", url, "error", errs[i])
 				res.Partial, res.Missing = true, append(res.Missing, url)
 				continue
 			}
-			res.Entries = append(res.Entries, r.Entries...)
+			res.Entries = append(res.Entries, answers[i].Entries...)
 		}
 	}
 	sort.SliceStable(res.Entries, func(i, j int) bool {
@@ -218,8 +291,8 @@ func (n *Node) readStore(ctx context.Context, qs queryStore, p int32, q admin.St
 	}
 	var groups []*unitsOf
 	err = st.Scan([]byte{'a'}, func(k, v []byte) error {
-		key, w, ok := parseAccKey(k)
-		if !ok || !match(key) {
+		key, w, err := parseAccKey(k)
+		if err != nil || !match(key) {
 			return nil
 		}
 		// Entries come by key, then window start.
@@ -283,8 +356,14 @@ func (n *Node) forward(ctx context.Context, stage int, p int32, q admin.StateQue
 	if err != nil {
 		return admin.StateResult{}, err
 	}
+	if why := n.peerAllowed(owner); why != "" {
+		return admin.StateResult{}, admin.Errorf(http.StatusBadGateway, admin.CodeUnavailable,
+			"partition %d is held by %s, which this node does not ask: %s", p, owner, why)
+	}
 	q.Local = true
-	res, err := (&admin.Client{BaseURL: owner, Token: n.adminToken}).State(ctx, q)
+	pctx, cancel := context.WithTimeout(ctx, peerStateTimeout)
+	defer cancel()
+	res, err := n.peer(owner).State(pctx, q)
 	if err != nil {
 		return res, fmt.Errorf("forwarding to %s, the owner of partition %d: %w", owner, p, err)
 	}
@@ -345,18 +424,31 @@ func (n *Node) ownerOf(ctx context.Context, stage int, p int32) (string, error) 
 		"no node of the group holds partition %d now (a rebalance?); retry", p)
 }
 
-// groupAdmins returns the admin URLs of the other members of the group.
-func (n *Node) groupAdmins(ctx context.Context) ([]string, error) {
+// groupAdmins returns the admin URLs of the other members of the group
+// that this node may ask, and those it may not, with why.
+func (n *Node) groupAdmins(ctx context.Context) (urls []string, refused []PeerError, err error) {
 	members, err := n.groupMembers(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var urls []string
 	for url := range members {
-		if url != n.adminURL {
-			urls = append(urls, url)
+		if url == n.adminURL {
+			continue
 		}
+		why := n.peerAllowed(url)
+		if why == "" && len(urls) == maxPeers {
+			why = fmt.Sprintf("not asked: over %d peers", maxPeers)
+		}
+		if why != "" {
+			refused = append(refused, PeerError{Admin: url, Error: why})
+			continue
+		}
+		urls = append(urls, url)
 	}
 	sort.Strings(urls)
-	return urls, nil
+	sort.Slice(refused, func(i, j int) bool { return refused[i].Admin < refused[j].Admin })
+	if len(refused) > 0 {
+		n.log.Debug("peers not asked", "peers", refused)
+	}
+	return urls, refused, nil
 }

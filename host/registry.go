@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -24,6 +25,9 @@ type registryLog struct {
 	cl    *kgo.Client
 	log   *slog.Logger
 	local *state.Store // nil without a data directory
+	// trust says which events this reader verifies, key signs the events
+	// it writes (nil: unsigned).
+	trust registryTrust
 	// onEvent is called (without mu held) for every event that takes
 	// effect after the initial catch-up, in log order, by the tail loop.
 	onEvent func(*registry.Event)
@@ -38,14 +42,35 @@ type registryLog struct {
 	failed   error // the tail loop's error, once it has stopped
 }
 
+// registryTrust is what a registry reader verifies and signs with.
+type registryTrust struct {
+	// pipeline's step events must be signed with key (registry.Require),
+	// unless unsigned; "" verifies nothing.
+	pipeline string
+	key      []byte
+	unsigned bool
+	// refused counts the records skipped as malformed or unverified (nil:
+	// not counted).
+	refused *atomic.Int64
+}
+
+func (r *registryLog) newState() *registry.State {
+	st := registry.NewState()
+	if r.trust.pipeline != "" && !r.trust.unsigned {
+		st.Require(r.trust.pipeline, r.trust.key)
+	}
+	return st
+}
+
 // openRegistry creates the registry topic if needed (compacted, one
 // partition), loads the local copy and reads the topic to its end, so that
 // the node starts with the live versions.
-func openRegistry(ctx context.Context, brokers []string, topic string, db *state.DB, logger *slog.Logger) (*registryLog, error) {
+func openRegistry(ctx context.Context, brokers []string, topic string, db *state.DB, logger *slog.Logger, trust registryTrust) (*registryLog, error) {
 	if err := CreateCompactedTopics(ctx, brokers, 1, topic); err != nil {
 		return nil, fmt.Errorf("registry topic %s: %w", topic, err)
 	}
-	r := &registryLog{topic: topic, log: logger, st: registry.NewState()}
+	r := &registryLog{topic: topic, log: logger, trust: trust}
+	r.st = r.newState()
 	r.changed = sync.NewCond(&r.mu)
 	if db != nil {
 		r.local = db.Store("", "registry:"+topic, 0)
@@ -56,7 +81,7 @@ func openRegistry(ctx context.Context, brokers []string, topic string, db *state
 			if err := r.local.Wipe(); err != nil {
 				return nil, err
 			}
-			r.st, r.next = registry.NewState(), 0
+			r.st, r.next = r.newState(), 0
 		}
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...),
@@ -104,13 +129,14 @@ func (r *registryLog) loadLocal() error {
 		return err
 	}
 	err = r.local.Scan(nil, func(k, v []byte) error {
-		n, w := binary.Uvarint(v)
-		if len(k) != 8 || w <= 0 || uint64(len(v)-w) < n {
-			return fmt.Errorf("malformed entry %x", k)
+		rec, err := registry.DecodeLocal(v)
+		if len(k) != 8 || err != nil {
+			return fmt.Errorf("malformed entry (key of %d bytes): %w", len(k), err)
 		}
-		_, err := r.st.Apply(registry.Record{Key: v[w : w+int(n)], Value: v[w+int(n):]})
+		_, err = r.st.Apply(rec)
 		if errors.Is(err, registry.ErrMalformed) {
-			return nil // skipped when it was first read too
+			r.skipped(int64(binary.BigEndian.Uint64(k)), err)
+			return nil
 		}
 		return err
 	})
@@ -144,15 +170,17 @@ func (r *registryLog) poll(ctx context.Context, notify bool) error {
 	fs.EachRecord(func(rec *kgo.Record) {
 		ev, err := r.st.Apply(registry.Record{Key: rec.Key, Value: rec.Value})
 		if err != nil {
-			r.log.Warn("registry: skipping a record", "offset", rec.Offset, "error", err)
+			r.skipped(rec.Offset, err)
 		}
 		if ev != nil {
 			took = append(took, ev)
 		}
 		if r.local != nil {
-			v := binary.AppendUvarint(nil, uint64(len(rec.Key)))
-			v = append(append(v, rec.Key...), rec.Value...)
-			r.local.Put(binary.BigEndian.AppendUint64(nil, uint64(rec.Offset)), v)
+			if err := r.local.Put(binary.BigEndian.AppendUint64(nil, uint64(rec.Offset)), registry.AppendLocal(nil, registry.Record{Key: rec.Key, Value: rec.Value})); err != nil {
+				// Over the store's limits (state.ErrTooLarge): no record the
+				// nodes write is (chunks are 512 KiB).
+				r.log.Warn("registry: record not kept in the local copy", "offset", rec.Offset, "error", err)
+			}
 		}
 		r.next = rec.Offset + 1
 	})
@@ -175,6 +203,21 @@ func (r *registryLog) poll(ctx context.Context, notify bool) error {
 	r.changed.Broadcast()
 	r.mu.Unlock()
 	return nil
+}
+
+// skipped logs and counts a record the registry refused. Unverified
+// events are errors: someone wrote the registry topic without the key, or
+// this node's token differs from the writer's.
+func (r *registryLog) skipped(offset int64, err error) {
+	if r.trust.refused != nil {
+		r.trust.refused.Add(1)
+	}
+	if errors.Is(err, registry.ErrUnverified) {
+		r.log.Error("registry: refusing an event that is not signed with this node's key (its admin token); every node of a pipeline needs the same token",
+			"offset", offset, "error", err)
+		return
+	}
+	r.log.Warn("registry: skipping a record", "offset", offset, "error", err)
 }
 
 // run tails the registry until ctx ends.
@@ -219,6 +262,11 @@ func (r *registryLog) publish(ctx context.Context, module []byte, ev registry.Ev
 		}
 	}
 	r.mu.Unlock()
+	if r.trust.key != nil {
+		if err := registry.Sign(&ev, r.trust.key); err != nil {
+			return ev, err
+		}
+	}
 	rec, err := registry.EventRecord(&ev)
 	if err != nil {
 		return ev, err

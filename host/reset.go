@@ -108,6 +108,11 @@ type ResetOptions struct {
 	Wait time.Duration
 	// RegistryTopic is the registry's topic. Default registry.DefaultTopic.
 	RegistryTopic string
+	// RegistryKey signs the reset's registry events (registry.Key of the
+	// pipeline's admin token): nodes with a token refuse unsigned ones,
+	// and would neither stop for the reset nor drop their state after it.
+	// nil writes them unsigned.
+	RegistryKey []byte
 	// Node and Note are recorded with the reset's events. Node defaults to
 	// the host name.
 	Node, Note string
@@ -267,7 +272,8 @@ func Reset(ctx context.Context, p *Pipeline, opts ResetOptions) (*ResetPlan, err
 	// topic is created.
 	var reg *registryLog
 	openReg := func() (err error) {
-		reg, err = openRegistry(ctx, opts.Brokers, opts.RegistryTopic, nil, log)
+		reg, err = openRegistry(ctx, opts.Brokers, opts.RegistryTopic, nil, log,
+			registryTrust{pipeline: p.Name, key: opts.RegistryKey, unsigned: opts.RegistryKey == nil})
 		return err
 	}
 	defer func() {
@@ -434,6 +440,11 @@ func publishReset(ctx context.Context, r *registryLog, ev registry.Event) (regis
 		if err != nil {
 			return next, err
 		}
+		if r.trust.key != nil {
+			if err := registry.Sign(&next, r.trust.key); err != nil {
+				return next, err
+			}
+		}
 		rec, err := registry.EventRecord(&next)
 		if err != nil {
 			return next, err
@@ -499,7 +510,7 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 	}
 
 	// The topics the group consumes, by what a reset does to them.
-	var sources, ends []string // sources restart at To; the others at their end
+	var sources, ends, tables []string // sources restart at To, tables at their start, the others at their end
 	why := map[string]string{}
 	for _, t := range p.Source.Topics {
 		sources = append(sources, t)
@@ -518,8 +529,8 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 		}
 		for topic, s := range st.Sides {
 			if p.Steps[s].Table != "" {
-				ends = append(ends, topic)
-				why[topic] = "table " + p.Steps[s].Table + ": its end, the store is rebuilt from the whole topic"
+				tables = append(tables, topic)
+				why[topic] = "table " + p.Steps[s].Table + ": its start, read again in time order with the stream"
 			} else if !slices.Contains(sources, topic) {
 				sources = append(sources, topic)
 				why[topic] = "stream joined by step " + p.Steps[s].Name
@@ -551,7 +562,7 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 			plan.Kept = append(plan.Kept, p.DeadLetter.Topic+": dead-letter topic (--truncate-dead-letters to delete its records)")
 		}
 	}
-	all := slices.Concat(sources, ends, changelogs, outputs)
+	all := slices.Concat(sources, ends, tables, changelogs, outputs)
 	details, err := adm.ListTopics(ctx, all...)
 	if err != nil {
 		return plan, fmt.Errorf("reset: list topics: %w", err)
@@ -568,7 +579,7 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 	keep := func(ts []string) []string {
 		return slices.DeleteFunc(slices.Clone(ts), func(t string) bool { return !exists(t) })
 	}
-	ends, changelogs, outputs = keep(ends), keep(changelogs), keep(outputs)
+	ends, tables, changelogs, outputs = keep(ends), keep(tables), keep(changelogs), keep(outputs)
 
 	// Changelogs: deleted and created again like they were.
 	if len(changelogs) > 0 {
@@ -615,10 +626,20 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 	if err != nil {
 		return plan, fmt.Errorf("reset: offsets of the source topics: %w", err)
 	}
-	if len(ends) > 0 {
-		e, err := adm.ListEndOffsets(ctx, ends...)
+	// A co-partitioned table is read again from its start: the store is
+	// wiped, and the stream records processed again meet each version
+	// of the table at their time, as they did the first time (as far
+	// as compaction kept the versions).
+	for _, other := range []struct {
+		topics []string
+		list   func(context.Context, ...string) (kadm.ListedOffsets, error)
+	}{{ends, adm.ListEndOffsets}, {tables, adm.ListStartOffsets}} {
+		if len(other.topics) == 0 {
+			continue
+		}
+		e, err := other.list(ctx, other.topics...)
 		if err != nil {
-			return plan, fmt.Errorf("reset: end offsets: %w", err)
+			return plan, fmt.Errorf("reset: offsets of %s: %w", strings.Join(other.topics, ", "), err)
 		}
 		e.Each(func(o kadm.ListedOffset) {
 			if targets[o.Topic] == nil {
@@ -634,7 +655,7 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 	for _, t := range sources {
 		why[t] += ", " + sourceWhy
 	}
-	for _, t := range append(slices.Clone(sources), ends...) {
+	for _, t := range slices.Concat(sources, ends, tables) {
 		parts := details[t].Partitions.Numbers()
 		slices.Sort(parts)
 		for _, part := range parts {

@@ -98,7 +98,7 @@ batch_size: 100
 
 	reset := func() *host.ResetPlan {
 		t.Helper()
-		plan, err := host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers, TruncateOutput: true, Logger: testLogger(t)})
+		plan, err := host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers, TruncateOutput: true, Logger: testLogger(t), RegistryKey: testRegistryKey})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func TestResetRefusesWhileRunning(t *testing.T) {
 		// A session far longer than the reset may wait: only removing the
 		// static member lets the reset through.
 		n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: brokers, NodeID: "s1", Static: true, Engine: eng,
-			SessionTimeout: 5 * time.Minute, Logger: testLogger(t)})
+			SessionTimeout: 5 * time.Minute, Logger: testLogger(t), RegistryKey: testRegistryKey})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestResetRefusesWhileRunning(t *testing.T) {
 	await.Until(t, 50*time.Millisecond, func() bool { return committed() == 200 },
 		func() string { return fmt.Sprintf("committed offsets sum to %d, want 200", committed()) })
 
-	_, err = host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers})
+	_, err = host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers, RegistryKey: testRegistryKey})
 	var re *host.RunningError
 	if !errors.Is(err, host.ErrRunning) || !errors.As(err, &re) || len(re.Members) != 1 || re.Members[0].InstanceID != "s1" {
 		t.Fatalf("reset of a running pipeline: %v", err)
@@ -212,7 +212,7 @@ func TestResetRefusesWhileRunning(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	plan, err := host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers, Force: true, Wait: 30 * time.Second,
+	plan, err := host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers, Force: true, Wait: 30 * time.Second, RegistryKey: testRegistryKey,
 		Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err) // with the static member left in the group, the wait runs out

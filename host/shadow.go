@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -178,11 +179,23 @@ func (t *task) runShadow(ctx context.Context, b *batch, cur []abi.Record, src []
 		}
 	}
 	topic := ShadowTopic(n.p.Sink.Topic)
+	produced, now := 0, time.Now()
 	for i := range cur {
 		r := toKafka(topic, &cur[i])
-		r.Headers = appendSource(append(r.Headers, t.shadowHeaders...), b.records[src[i]])
+		r.Headers = append(r.Headers, t.shadowHeaders...)
+		if src[i] >= 0 { // not a window result
+			r.Headers = appendSource(r.Headers, b.records[src[i]])
+		}
+		if why, _, bad := n.unproducible(r, "shadow output record", now); bad {
+			// Counted as a shadow failure, like the others: a diff shows
+			// the record as only in the live output.
+			n.stats.shadowFailed.Add(1)
+			n.log.Warn("shadow output dropped", "step", n.p.Steps[t.shadowAt].Name, "error", why)
+			continue
+		}
 		t.produce(ctx, b, r)
+		produced++
 	}
-	n.stats.shadowOut.Add(int64(len(cur)))
+	n.stats.shadowOut.Add(int64(produced))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/registry"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -21,6 +22,10 @@ func startStatefulNode(t *testing.T, brokers []string, p *host.Pipeline, id, dat
 	return r
 }
 
+// testRegistryKey signs and verifies the registry events of test nodes, as
+// the admin token "tok" would.
+var testRegistryKey = registry.Key("tok")
+
 // newStatefulNode creates a node without running it (see start).
 func newStatefulNode(t *testing.T, brokers []string, p *host.Pipeline, id, dataDir string) *runningNode {
 	t.Helper()
@@ -30,7 +35,7 @@ func newStatefulNode(t *testing.T, brokers []string, p *host.Pipeline, id, dataD
 	}
 	t.Cleanup(func() { eng.Close(context.Background()) })
 	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: brokers, NodeID: id, Engine: eng,
-		DataDir: dataDir, Logger: testLogger(t).With("id", id)})
+		DataDir: dataDir, Logger: testLogger(t).With("id", id), RegistryKey: testRegistryKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +216,7 @@ func TestStatefulBrokerOutage(t *testing.T) {
 	for _, d := range []host.Delivery{host.ExactlyOnce, host.AtLeastOnce} {
 		t.Run(string(d), func(t *testing.T) {
 			b := startBroker(t, "in", "out", "dlq")
+			gate := b.Embedded(t, "cuts the network between the node and the broker")
 			brokers := []string{b.Addr()}
 			counter, _ := filepath.Abs("../testdata/go/counter.wasm")
 			p := loadPipeline(t, fmt.Sprintf(`name: outage
@@ -237,9 +243,9 @@ commit_interval: 50ms
 				}
 			}()
 			time.Sleep(time.Second)
-			b.SetReachable(false)
+			gate.SetReachable(false)
 			time.Sleep(3 * time.Second)
-			b.SetReachable(true)
+			gate.SetReachable(true)
 			<-produced
 			out := consumeAll(t, b, "out", total, 3*time.Second)
 			n.stop(t)

@@ -122,32 +122,61 @@ func (n *Node) stepIndex(name string) int {
 }
 
 // useRegistry makes the registry's live versions of the pipeline's steps
-// current, before any task starts.
+// current, before any task starts. A live version that does not load (a
+// module the registry holds but that is not one this step can run) does not
+// stop the node: it falls back to the latest earlier version that loads,
+// or the pipeline file's module, and says so loudly (log, status, metric),
+// as a running node keeps its version when a new one does not load.
 func (n *Node) useRegistry(ctx context.Context) error {
 	for i, s := range n.p.Steps {
-		var live *registry.Event
-		var module []byte
+		var cands []registry.Event
+		modules := map[string][]byte{}
 		n.reg.view(func(st *registry.State) {
-			if e := st.Step(n.p.Name, s.Name).Live; e != nil {
-				live = e
-				module, _ = st.Module(e.Digest)
+			ss := st.Step(n.p.Name, s.Name)
+			if ss.Live == nil {
+				return
+			}
+			// The live version, then the earlier ones that made a module
+			// live, latest first.
+			cands = append(cands, *ss.Live)
+			for j := ss.Live.Version - 2; j >= 0; j-- {
+				switch e := ss.History[j]; e.Action {
+				case registry.ActionDeploy, registry.ActionRollback, registry.ActionPromote:
+					cands = append(cands, e)
+				}
+			}
+			for _, e := range cands {
+				modules[e.Digest], _ = st.Module(e.Digest)
 			}
 		})
-		if live == nil {
-			continue
+		for k, live := range cands {
+			fn, err := n.loadFunction(ctx, i, modules[live.Digest])
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				n.stats.badVersions.Add(1)
+				n.log.Error("registry: a version of the step does not load; trying the one before it (eddy functions rollback or a deploy fixes it)",
+					"step", s.Name, "version", live.Version, "digest", registry.Short(live.Digest), "error", err)
+				if k == len(cands)-1 {
+					n.log.Error("registry: no version of the step loads; running the pipeline file's module", "step", s.Name)
+				}
+				continue
+			}
+			n.fnMu.Lock()
+			old := n.cur[i]
+			n.cur[i] = newLiveFn(fn, live.Version)
+			n.fnMu.Unlock()
+			if old != nil {
+				old.fn.Close(context.WithoutCancel(ctx))
+			}
+			if k > 0 {
+				n.log.Error("registry: running an earlier version than the live one, which does not load", "step", s.Name,
+					"version", live.Version, "live", cands[0].Version)
+			}
+			n.log.Info("function from the registry", "step", s.Name, "version", live.Version, "digest", registry.Short(live.Digest))
+			break
 		}
-		fn, err := n.loadFunction(ctx, i, module)
-		if err != nil {
-			return fmt.Errorf("step %s: registry version %d: %w", s.Name, live.Version, err)
-		}
-		n.fnMu.Lock()
-		old := n.cur[i]
-		n.cur[i] = newLiveFn(fn, live.Version)
-		n.fnMu.Unlock()
-		if old != nil {
-			old.fn.Close(context.WithoutCancel(ctx))
-		}
-		n.log.Info("function from the registry", "step", s.Name, "version", live.Version, "digest", registry.Short(live.Digest))
 	}
 	return nil
 }
@@ -175,6 +204,7 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 	n.reg.view(func(st *registry.State) { module, _ = st.Module(ev.Digest) })
 	fn, err := n.loadFunction(n.runCtx, s, module)
 	if err != nil {
+		n.stats.badVersions.Add(1)
 		n.log.Error("registry: cannot load the new version; keeping the current one", "step", ev.Step,
 			"version", ev.Version, "error", err)
 		return

@@ -73,7 +73,7 @@ commit_interval: 100ms
 	}
 	defer eng.Close(context.Background())
 	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: brokers, NodeID: "bench", Engine: eng,
-		Logger: testLoggerB()})
+		Logger: testLoggerB(), RegistryKey: testRegistryKey})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,12 +2,16 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -62,11 +66,14 @@ type task struct {
 	// has been reported (time: log_append).
 	warnedLogAppend bool
 
-	// timeStep is the aggregate step whose event time this task gives its
-	// records (as their timestamp) before they reach it or the repartition
-	// topic in front of it; -1 when none.
-	timeStep int
-	extract  windowing.Extractor // timeStep's extractor, when it has no time_function
+	// timed[s] says that this task gives the records of aggregate step s
+	// their event time (as their timestamp) before they reach it or the
+	// repartition topic in front of it (initTime); extract[s] is its
+	// extractor, when it has no time_function.
+	timed   []bool
+	extract []windowing.Extractor
+	// resultSrcBuf backs the src of a batch's window results (resultSrc).
+	resultSrcBuf []int32
 	// progress is, per input topic, the event time sent to the repartition
 	// topic (feedsWindows).
 	progress map[string]progressSent
@@ -88,6 +95,9 @@ type task struct {
 	// topic partitions are paused until they are queued (overload: block).
 	// Guarded by the node's mu.
 	held []*batch
+	// sync orders the inputs of a task that joins a co-partitioned table
+	// by time (timesync.go); nil for other tasks. Guarded by the node's mu.
+	sync *timeSync
 
 	mu struct {
 		sync.Mutex
@@ -110,6 +120,9 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	}
 	t.counters.watermark.Store(math.MinInt64)
 	t.stage = n.stages[key.stage]
+	if !n.inProcess { // InProcess hands records over in the order they are sent
+		t.sync = newTimeSync(n.p, t.stage)
+	}
 	topic := strings.Join(t.stage.Inputs, ",") // for errors
 	t.shadowAt = -1
 	if err := t.initTime(); err != nil {
@@ -129,7 +142,10 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 			return nil, fmt.Errorf("task %s[%d]: step %s: %w", topic, part, n.p.Steps[i].Name, err)
 		}
 	}
-	if s := t.timeStep; s >= 0 && n.timeFns[s] != nil {
+	for s, timed := range t.timed {
+		if !timed || n.timeFns[s] == nil {
+			continue
+		}
 		inst, err := n.timeFns[s].NewInstance(ctx)
 		if err != nil {
 			t.closeInstances(ctx)
@@ -266,10 +282,7 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	var in []abi.Record
 	var src []int32 // src[i] is the index in b.records of the record current record i descends from
 	if t.stage.From > 0 && side == join.Left {
-		var err error
-		if in, src, t.from, t.marks, err = t.readRepartitioned(b); err != nil {
-			return err
-		}
+		in, src, t.from, t.marks = t.readRepartitioned(ctx, b)
 	} else {
 		in = make([]abi.Record, len(b.records))
 		src = make([]int32, len(in))
@@ -278,11 +291,39 @@ func (t *task) process(ctx context.Context, b *batch) error {
 			src[i] = int32(i)
 		}
 	}
-	cur := in
+	if t.stage.From == 0 {
+		n.stats.in.Add(int64(len(in)))
+	}
+	t.counters.in.Add(int64(len(in)))
+	if err := t.runSteps(ctx, b, b.records[0].Topic, first, side, in, src); err != nil {
+		return err
+	}
+	t.settle(b) // the processing share of pending
+	return nil
+}
+
+// runSteps runs records cur (src: the input record each descends from, -1
+// for a window result) through the stage's steps from first, side being
+// the join side they enter a join step on, and produces the outputs to the
+// stage's output topic; topic is the batch's input topic. InProcess.Flush
+// also runs window results through the steps after their aggregate with it
+// (b nil: its records go to the in-process sink).
+func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, side join.Side, cur []abi.Record, src []int32) error {
+	n := t.n
 	var shadowIn []abi.Record // the input of the shadowed step, if any
 	var shadowSrc []int32
-	var meter stepMeter // metrics.go
+	var meter stepMeter    // metrics.go
+	var graph *stepOutputs // steps that name their inputs (stepgraph.go)
+	if n.stepIns != nil {
+		graph = newStepOutputs(t.stage, first, cur, src)
+	}
 	for s := first; s < t.stage.To; s++ {
+		if graph != nil {
+			if s > first {
+				graph.set(s-1, cur, src)
+			}
+			cur, src = graph.input(n.stepIns[s])
+		}
 		meter.enter(t, s, len(cur))
 		switch n.p.Steps[s].Kind {
 		case StepJoin:
@@ -291,10 +332,11 @@ func (t *task) process(ctx context.Context, b *batch) error {
 				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
 			}
 			side = join.Left
+			t.tap(ctx, b, s, cur, src)
 			continue
 		case StepAggregate:
 			var err error
-			if s == t.timeStep {
+			if t.timed[s] {
 				if cur, src, err = t.eventTimes(ctx, b, s, cur, src); err != nil {
 					return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
 				}
@@ -302,12 +344,17 @@ func (t *task) process(ctx context.Context, b *batch) error {
 			if cur, err = t.aggregate(ctx, b, s, cur, src); err != nil {
 				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
 			}
-			continue // an aggregate step is the last
+			// Window results descend from no one input record: the steps
+			// after the aggregate dead-letter a failed result itself.
+			src = t.resultSrc(len(cur))
+			t.tap(ctx, b, s, cur, src)
+			continue
 		case StepKeyBy:
 			var err error
 			if cur, src, err = t.keyBy(ctx, b, s, cur, src); err != nil {
 				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
 			}
+			t.tap(ctx, b, s, cur, src)
 			continue
 		}
 		if t.shadowAt == s {
@@ -317,51 +364,125 @@ func (t *task) process(ctx context.Context, b *batch) error {
 		if cur, src, err = t.processStep(ctx, b, s, t.insts[s], t.fns[s], &t.outs[s], cur, src, true); err != nil {
 			return err
 		}
+		t.tap(ctx, b, s, cur, src)
 	}
 	meter.leave(t, len(cur))
 	feeds := n.feedsWindows(t.stage)
-	if feeds {
-		// The next stage's windows need the records' event time.
+	if feeds || (!t.stage.Last && n.p.Steps[t.stage.To].Kind == StepJoin) {
+		// The next stage's windows need the records' event time; a
+		// join's is their timestamp, which must be in range. A record
+		// without one is dead-lettered here, with its input's offsets.
 		var err error
 		if cur, src, err = t.eventTimes(ctx, b, t.stage.To, cur, src); err != nil {
 			return fmt.Errorf("step %s: %w", n.p.Steps[t.stage.To].Name, err)
 		}
 	}
-	if t.stage.From == 0 {
-		n.stats.in.Add(int64(len(in)))
-	}
-	if t.stage.Last {
-		n.stats.out.Add(int64(len(cur)))
-	}
-	t.counters.in.Add(int64(len(in)))
-	t.counters.out.Add(int64(len(cur)))
 	var from []byte
 	maxTime := int64(math.MinInt64)
 	if feeds {
-		from = []byte(strconv.Itoa(int(t.upstreamID(b.records[0].Topic))))
+		from = []byte(strconv.Itoa(int(t.upstreamID(topic))))
 	}
 	outs := toKafkaBatch(t.stage.Output, cur, t.headers)
 	for i := range outs {
 		r := &outs[i]
-		if t.shadowAt >= 0 {
+		if t.shadowAt >= 0 && src[i] >= 0 {
 			r.Headers = appendSource(r.Headers, b.records[src[i]])
 		}
 		if feeds {
 			r.Headers = append(r.Headers, kgo.RecordHeader{Key: hdrFrom, Value: from})
+		}
+	}
+	skip := t.oversized(ctx, b, t.stage.To-1, outs, src)
+	produced := 0
+	for i := range outs {
+		if skip != nil && skip[i] {
+			continue
+		}
+		if feeds {
 			maxTime = max(maxTime, cur[i].Timestamp)
 		}
-		t.produce(ctx, b, r)
+		t.produce(ctx, b, &outs[i])
+		produced++
+	}
+	if t.stage.Last {
+		n.stats.out.Add(int64(produced))
+	}
+	t.counters.out.Add(int64(produced))
+	if feeds {
+		maxTime = max(maxTime, t.resultsBound())
 	}
 	if feeds && maxTime > math.MinInt64 {
-		t.sendProgress(ctx, b, maxTime)
+		t.sendProgress(ctx, b, topic, maxTime)
 	}
 	if t.shadowAt >= 0 {
 		if err := t.runShadow(ctx, b, shadowIn, shadowSrc); err != nil {
 			return err
 		}
 	}
-	t.settle(b) // the processing share of pending
 	return nil
+}
+
+// oversized finds the records of outs larger than their topic accepts and
+// returns which of outs not to produce (nil when all fit). An output record
+// comes from an input record (src[i] in b.records): that record is
+// dead-lettered, once, as failed at step s (the stage's last step, or the
+// step whose output a tap writes). Its other
+// outputs that fit are produced, as when a later step fails on one of the
+// records an input made (processStep). Window results and what later steps
+// made of them (src[i] < 0) come from no one record: each that does not fit
+// is dead-lettered itself.
+func (t *task) oversized(ctx context.Context, b *batch, s int, outs []kgo.Record, src []int32) []bool {
+	var skip []bool
+	var failed map[int32]bool
+	now := time.Now()
+	for i := range outs {
+		why, cause, bad := t.n.unproducible(&outs[i], "output record", now)
+		if !bad {
+			continue
+		}
+		if skip == nil {
+			skip, failed = make([]bool, len(outs)), map[int32]bool{}
+		}
+		skip[i] = true
+		if src[i] < 0 {
+			t.deadLetterResult(ctx, b, &outs[i], s, t.unproducibleError(s, cause, why).Error(), string(cause))
+			continue
+		}
+		if !failed[src[i]] {
+			failed[src[i]] = true
+			t.deadLetter(ctx, b, b.records[src[i]], s, t.unproducibleError(s, cause, why))
+		}
+	}
+	return skip
+}
+
+// tap writes cur, the output of step s, to the step's to: topic, if it has
+// one, in the same transaction as the stage's outputs; the records go on
+// through the next steps too. A record too large for the topic
+// dead-letters the input record it descends from (or a window result,
+// itself), as failed at step s; its other outputs are produced.
+func (t *task) tap(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32) {
+	to := t.n.p.Steps[s].To
+	if to == "" || len(cur) == 0 {
+		return
+	}
+	outs := toKafkaBatch(to, cur, t.headers)
+	skip := t.oversized(ctx, b, s, outs, src)
+	for i := range outs {
+		if skip == nil || !skip[i] {
+			t.produce(ctx, b, &outs[i])
+		}
+	}
+	t.n.metrics.steps[s].tapped.Add(int64(len(outs)))
+}
+
+// stepFunction names step s's function for errors (the step's name when it
+// runs none).
+func (t *task) stepFunction(s int) string {
+	if lf := t.fns[s]; lf != nil {
+		return lf.fn.Name()
+	}
+	return t.n.p.Steps[s].Name
 }
 
 // processStep runs a map, filter or flat_map step over cur and returns its
@@ -371,9 +492,9 @@ func (t *task) process(ctx context.Context, b *batch) error {
 func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.Instance, lf *liveFn, out *runtime.Output,
 	cur []abi.Record, src []int32, deadLetters bool) ([]abi.Record, []int32, error) {
 	n := t.n
-	fail := func(orig *kgo.Record, e *runtime.Error) {
+	fail := func(j int, e *runtime.Error) {
 		if deadLetters {
-			t.deadLetter(ctx, b, orig, s, e)
+			t.failRecord(ctx, b, s, cur, src, j, e)
 		} else {
 			n.stats.shadowFailed.Add(1)
 		}
@@ -385,7 +506,7 @@ func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.I
 	failed := map[int32]bool{}
 	for _, e := range out.Failed {
 		failed[int32(e.Index)] = true
-		fail(b.records[src[e.Index]], e)
+		fail(e.Index, e)
 	}
 	kind := n.p.Steps[s].Kind
 	if kind != StepFlatMap {
@@ -399,7 +520,7 @@ func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.I
 				continue
 			}
 			failed[int32(i)] = true
-			fail(b.records[src[i]], &runtime.Error{Function: lf.fn.Name(), Kind: abi.KindProcess,
+			fail(i, &runtime.Error{Function: lf.fn.Name(), Kind: abi.KindProcess,
 				Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
 				Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
 		}
@@ -430,6 +551,14 @@ func (t *task) produce(ctx context.Context, b *batch, r *kgo.Record) {
 	b.pending++
 	t.mu.Unlock()
 	t.n.client().Produce(ctx, r, func(_ *kgo.Record, err error) {
+		if errors.Is(err, kerr.MessageTooLarge) {
+			// Every record is measured against its topic's limit before it
+			// is produced (outsize.go): the broker's limit is lower than the
+			// one read at start. A restarted node reads it again and
+			// dead-letters the record instead.
+			err = fmt.Errorf("%w: the broker's limit for the topic is below the %d bytes the node read at start "+
+				"(max.message.bytes changed?); a restarted node reads it again", err, t.n.recordLimit(r.Topic))
+		}
 		if err != nil {
 			t.n.fail(fmt.Errorf("produce to %s: %w", r.Topic, err))
 			return
@@ -488,6 +617,63 @@ func (t *task) idle() bool {
 // deadLetter sends the input record that failed at step s to the dead-letter
 // topic, with headers naming the error, the function and the source.
 func (t *task) deadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, e *runtime.Error) {
+	msg := t.sendDeadLetter(ctx, b, orig, s, e.Error(), e.CodeString(),
+		kgo.RecordHeader{Key: "eddy.source.topic", Value: []byte(orig.Topic)},
+		kgo.RecordHeader{Key: "eddy.source.partition", Value: []byte(strconv.Itoa(int(orig.Partition)))},
+		kgo.RecordHeader{Key: "eddy.source.offset", Value: []byte(strconv.FormatInt(orig.Offset, 10))})
+	t.n.log.Warn("record dead-lettered", "step", t.n.p.Steps[s].Name, "topic", orig.Topic, "partition", orig.Partition,
+		"offset", orig.Offset, "error", msg)
+}
+
+// failRecord dead-letters record j of cur, the input of step s, which
+// failed with e: the batch's input record it descends from (src[j]), or,
+// for a window result of an earlier aggregate step (src[j] < 0: it descends
+// from no one input record), the result as it entered step s, with its
+// eddy.window.* headers and no eddy.source.* ones.
+func (t *task) failRecord(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32, j int, e *runtime.Error) {
+	if src[j] >= 0 {
+		t.deadLetter(ctx, b, b.records[src[j]], s, e)
+		return
+	}
+	t.deadLetterResult(ctx, b, toKafka("", &cur[j]), s, e.Error(), e.CodeString())
+}
+
+// resultSrc is the src of n window results: -1 each (see failRecord). It
+// reuses the task's buffer: a batch's results are its only ones until the
+// batch is done (processStep and keyBy make new src slices).
+func (t *task) resultSrc(n int) []int32 {
+	src := slices.Grow(t.resultSrcBuf[:0], n)[:n]
+	for i := range src {
+		src[i] = -1
+	}
+	t.resultSrcBuf = src
+	return src
+}
+
+// deadLetterResult sends r, a window result or what the steps after its
+// aggregate made of it, which failed at step s with the error text reason
+// and code, to the dead-letter topic in place of an input record: its key,
+// its eddy.window.* headers and, when they fit, its value; no
+// eddy.source.* headers, since no one input record made it.
+func (t *task) deadLetterResult(ctx context.Context, b *batch, r *kgo.Record, s int, reason, code string) {
+	// The window headers say which result it was; the others are the
+	// node's own (eddy.function.*).
+	var hs []kgo.RecordHeader
+	for _, h := range r.Headers {
+		if strings.HasPrefix(h.Key, "eddy.window.") {
+			hs = append(hs, h)
+		}
+	}
+	orig := &kgo.Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: hs}
+	msg := t.sendDeadLetter(ctx, b, orig, s, reason, code)
+	t.n.log.Warn("window result dead-lettered", "step", t.n.p.Steps[s].Name, "error", msg)
+}
+
+// sendDeadLetter counts and produces the dead letter of orig, failed at step
+// s with the error text reason (cut to maxDeadLetterError, which it returns)
+// and code: eddy.error, eddy.error.code, eddy.step and eddy.function.digest,
+// then extra.
+func (t *task) sendDeadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, reason, code string, extra ...kgo.RecordHeader) string {
 	n := t.n
 	n.stats.deadLettered.Add(1)
 	n.metrics.steps[s].deadLettered.Add(1)
@@ -495,19 +681,60 @@ func (t *task) deadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int
 	if lf := t.fns[s]; lf != nil {
 		digest = "sha256:" + lf.fn.Digest()
 	}
-	r := &kgo.Record{
-		Topic: n.p.DeadLetter.Topic, Key: orig.Key, Value: orig.Value, Timestamp: orig.Timestamp,
-		Headers: append(append([]kgo.RecordHeader(nil), orig.Headers...),
-			kgo.RecordHeader{Key: "eddy.error", Value: []byte(e.Error())},
-			kgo.RecordHeader{Key: "eddy.error.code", Value: []byte(e.CodeString())},
-			kgo.RecordHeader{Key: "eddy.step", Value: []byte(n.p.Steps[s].Name)},
-			kgo.RecordHeader{Key: "eddy.function.digest", Value: []byte(digest)},
-			kgo.RecordHeader{Key: "eddy.source.topic", Value: []byte(orig.Topic)},
-			kgo.RecordHeader{Key: "eddy.source.partition", Value: []byte(strconv.Itoa(int(orig.Partition)))},
-			kgo.RecordHeader{Key: "eddy.source.offset", Value: []byte(strconv.FormatInt(orig.Offset, 10))},
-		),
+	msg := abi.TruncateReason(reason, maxDeadLetterError)
+	hs := append([]kgo.RecordHeader{
+		{Key: "eddy.error", Value: []byte(msg)},
+		{Key: "eddy.error.code", Value: []byte(code)},
+		{Key: "eddy.step", Value: []byte(n.p.Steps[s].Name)},
+		{Key: "eddy.function.digest", Value: []byte(digest)},
+	}, extra...)
+	dl := deadLetterRecord(n.p.DeadLetter.Topic, n.recordLimit(n.p.DeadLetter.Topic), orig, hs)
+	n.restamp(dl)
+	t.produce(ctx, b, dl)
+	return msg
+}
+
+// maxDeadLetterError bounds the eddy.error header of a dead letter (guest
+// reasons are already cut to abi.MaxReasonBytes; this covers the rest of the
+// text). A dead letter the producer refuses stops the node, and the same
+// record fails again after every restart, so its size is bounded here (and
+// by deadLetterRecord) rather than left to the broker.
+const maxDeadLetterError = 8 << 10
+
+// deadLetterRecord is the dead letter of orig: its key, value and headers
+// followed by eddy's. When that is more than limit (the dead-letter topic's
+// recordLimit; an input record may be larger than the node produces, since
+// its topic may accept bigger messages, and headers come on top), it drops
+// the value, then the original headers, then the key, saying so in
+// eddy.dropped.value (the value's length), eddy.dropped.headers (their count)
+// and eddy.dropped.key (the key's length).
+func deadLetterRecord(topic string, limit int, orig *kgo.Record, eddy []kgo.RecordHeader) *kgo.Record {
+	r := &kgo.Record{Topic: topic, Key: orig.Key, Value: orig.Value, Timestamp: orig.Timestamp,
+		Headers: append(append(make([]kgo.RecordHeader, 0, len(orig.Headers)+len(eddy)+3), orig.Headers...), eddy...)}
+	if produceSize(r) <= limit {
+		return r
 	}
-	n.log.Warn("record dead-lettered", "step", n.p.Steps[s].Name, "topic", orig.Topic, "partition", orig.Partition,
-		"offset", orig.Offset, "error", e.Error())
-	t.produce(ctx, b, r)
+	r.Value = nil
+	r.Headers = append(r.Headers, kgo.RecordHeader{Key: "eddy.dropped.value", Value: []byte(strconv.Itoa(len(orig.Value)))})
+	if produceSize(r) <= limit {
+		return r
+	}
+	r.Headers = append(r.Headers[len(orig.Headers):], kgo.RecordHeader{Key: "eddy.dropped.headers", Value: []byte(strconv.Itoa(len(orig.Headers)))})
+	if produceSize(r) <= limit {
+		return r
+	}
+	r.Key = nil
+	r.Headers = append(r.Headers, kgo.RecordHeader{Key: "eddy.dropped.key", Value: []byte(strconv.Itoa(len(orig.Key)))})
+	return r
+}
+
+// produceSize is an upper bound of what r takes in a record batch: its bytes,
+// the varints framing them (at most 5 bytes each for lengths, 10 for the
+// timestamp delta) and the batch header (61 bytes).
+func produceSize(r *kgo.Record) int {
+	n := 61 + 5 + 1 + 10 + 5 + 5 + len(r.Key) + 5 + len(r.Value) + 5
+	for _, h := range r.Headers {
+		n += 5 + len(h.Key) + 5 + len(h.Value)
+	}
+	return n
 }

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -59,35 +61,40 @@ func (s *Step) windowing() (windowing.Config, error) {
 // get it (as their timestamp) in the task that runs the steps before an
 // aggregate step: the task of the aggregate's own stage, or, when a
 // repartition precedes it, the upstream task — whose downstream windows then
-// keep a watermark per upstream input.
+// keep a watermark per upstream input. A stage can do both: begin with an
+// aggregate after a repartition and feed another through the next one.
 func (t *task) initTime() error {
 	n := t.n
 	st := t.stage
-	t.timeStep = -1
-	switch {
-	case n.feedsWindows(st):
-		t.timeStep = st.To
-	case st.From > 0 && n.p.Steps[st.From].Kind == StepAggregate:
+	t.timed = make([]bool, len(n.p.Steps))
+	t.extract = make([]windowing.Extractor, len(n.p.Steps))
+	afterRepartition := st.From > 0 && n.p.Steps[st.From].Kind == StepAggregate
+	if afterRepartition {
 		t.byUpstream = true
 		for i := range n.upstreamInputs(st) {
 			t.inputs = append(t.inputs, i)
 		}
-	default:
-		for i := st.From; i < st.To; i++ {
-			if n.p.Steps[i].Kind == StepAggregate {
-				t.timeStep = i
-			}
+	}
+	for i := st.From; i < st.To; i++ {
+		if n.p.Steps[i].Kind == StepAggregate && !(i == st.From && afterRepartition) {
+			t.timed[i] = true
 		}
+	}
+	if n.feedsWindows(st) {
+		t.timed[st.To] = true
 	}
 	if len(t.inputs) == 0 {
 		t.inputs = []int32{t.part}
 	}
-	if t.timeStep >= 0 {
-		cfg, err := n.p.Steps[t.timeStep].windowing()
+	for s, timed := range t.timed {
+		if !timed {
+			continue
+		}
+		cfg, err := n.p.Steps[s].windowing()
 		if err != nil {
 			return err
 		}
-		t.extract = cfg.Time
+		t.extract[s] = cfg.Time
 	}
 	return nil
 }
@@ -102,7 +109,7 @@ func (t *task) windowConfig(s int) (windowing.Config, error) {
 
 // byInputs makes an aggregator of a stage that reads a repartition topic
 // keep a watermark per upstream input.
-func (t *task) byInputs(a *aggregator) error {
+func (t *task) byInputs(a *aggregator, sk *skipper) error {
 	if !t.byUpstream {
 		return nil
 	}
@@ -113,7 +120,28 @@ func (t *task) byInputs(a *aggregator) error {
 	// Give the inputs their saved times back: expiry and firing already
 	// went as far as the saved watermark, so this emits nothing.
 	var out windowing.Output
-	return restoreInputTimes(a.store.st, func(in int32, at int64) error { return a.w.Progress(in, at, &out) })
+	return restoreInputTimes(a.store.st, t.hasInput, sk.bad, func(in int32, at int64) error { return skipBadTime(a.w.Progress(in, at, &out)) })
+}
+
+// skipBadTime drops an error about a saved input time outside the valid
+// event-time range (saved before times were checked, or damaged): the
+// input then starts over without it, as a new one, rather than the task
+// failing at every start.
+func skipBadTime(err error) error {
+	if errors.Is(err, windowing.ErrTimeRange) {
+		return nil
+	}
+	return err
+}
+
+// hasInput reports whether in is one of the windows' inputs. After a
+// repartition they are 0 to n-1 (initTime), which saves a search per
+// record.
+func (t *task) hasInput(in int32) bool {
+	if t.byUpstream {
+		return in >= 0 && int(in) < len(t.inputs)
+	}
+	return slices.Contains(t.inputs, in)
 }
 
 // input is the windows' input of record j of the batch.
@@ -127,7 +155,15 @@ func (a *aggregator) input(j int) int32 {
 // applyProgress gives the windows of step s the batch's progress markers.
 func (t *task) applyProgress(w *windowing.Windower, out *windowing.Output) error {
 	for _, m := range t.marks {
-		if err := w.Progress(m.from, m.time, out); err != nil {
+		err := w.Progress(m.from, m.time, out)
+		if errors.Is(err, windowing.ErrTimeRange) {
+			// A node sends only times in range: this marker was forged
+			// or damaged. It must not move the watermark, nor stop the
+			// task on every restart.
+			t.n.log.Warn("progress marker ignored", "partition", t.part, "input", m.from, "error", err)
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -138,14 +174,16 @@ func (t *task) applyProgress(w *windowing.Windower, out *windowing.Output) error
 // eventTimes gives the records their event time, as their timestamp, for
 // aggregate step s: the guest's eddy_timestamp (time_function), a JSON
 // field, the processing time, or the record timestamp as it is. Records
-// without one go to the dead-letter topic. With time: log_append, a record
+// without one, or whose event time is outside the valid range
+// (windowing.MinTime to MaxTime, the years 0000 to 9999), go to the
+// dead-letter topic. With time: log_append, a record
 // whose timestamp is not the broker's append time is reported, once per
 // task.
 func (t *task) eventTimes(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32) ([]abi.Record, []int32, error) {
 	step := &t.n.p.Steps[s]
 	if step.Time == TimeLogAppend && !t.warnedLogAppend {
 		for j := range cur {
-			if b.records[src[j]].Attrs.TimestampType() == 1 { // log-append time
+			if src[j] < 0 || b.records[src[j]].Attrs.TimestampType() == 1 { // a window result, or log-append time
 				continue
 			}
 			t.warnedLogAppend = true
@@ -164,7 +202,11 @@ func (t *task) eventTimes(ctx context.Context, b *batch, s int, cur []abi.Record
 		}
 		for j := range cur {
 			if e := res[j].Err; e != nil {
-				t.deadLetter(ctx, b, b.records[src[j]], s, e)
+				t.failRecord(ctx, b, s, cur, src, j, e)
+				continue
+			}
+			if err := windowing.CheckTime(res[j].Int); err != nil {
+				t.failRecord(ctx, b, s, cur, src, j, noTime(step.Name, j, err))
 				continue
 			}
 			r := cur[j]
@@ -173,14 +215,19 @@ func (t *task) eventTimes(ctx context.Context, b *batch, s int, cur []abi.Record
 		}
 		return next, nsrc, nil
 	}
-	if t.extract == nil {
-		return cur, src, nil
-	}
 	for j := range cur {
-		ts, err := t.extract.Timestamp(&cur[j])
+		// Without an extractor the record timestamp is the event time:
+		// only its range is checked.
+		ts := cur[j].Timestamp
+		var err error
+		if ex := t.extract[s]; ex != nil {
+			ts, err = ex.Timestamp(&cur[j])
+		}
+		if err == nil {
+			err = windowing.CheckTime(ts)
+		}
 		if err != nil {
-			t.deadLetter(ctx, b, b.records[src[j]], s, &runtime.Error{Function: step.Name, Kind: abi.KindTimestamp,
-				Cause: runtime.CauseGuest, Code: abi.CodeBadInput, Index: j, Group: -1, Reason: err.Error()})
+			t.failRecord(ctx, b, s, cur, src, j, noTime(step.Name, j, err))
 			continue
 		}
 		r := cur[j]
@@ -188,4 +235,13 @@ func (t *task) eventTimes(ctx context.Context, b *batch, s int, cur []abi.Record
 		next, nsrc = append(next, r), append(nsrc, src[j])
 	}
 	return next, nsrc, nil
+}
+
+// noTime is the dead-letter error of record j of a batch that has no
+// usable event time: none could be extracted, or it is outside the valid
+// range (windowing.CheckTime), for which the windows' arithmetic is not
+// defined.
+func noTime(step string, j int, err error) *runtime.Error {
+	return &runtime.Error{Function: step, Kind: abi.KindTimestamp, Cause: runtime.CauseGuest, Code: abi.CodeBadInput,
+		Index: j, Group: -1, Reason: err.Error()}
 }

@@ -96,9 +96,12 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+// varint and uvarint refuse the longer encodings of a value (0x80 0x00 for
+// 0) that the encoders never write: a buffer's store key must have one
+// encoding, or two entries could hold one record.
 func (d *decoder) varint() int64 {
 	v, n := binary.Varint(d.b)
-	if n <= 0 {
+	if n <= 0 || n > 1 && d.b[n-1] == 0 {
 		d.fail()
 		return 0
 	}
@@ -108,7 +111,7 @@ func (d *decoder) varint() int64 {
 
 func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	if n <= 0 || n > 1 && d.b[n-1] == 0 {
 		d.fail()
 		return 0
 	}
@@ -159,7 +162,8 @@ func ParseBufferKey(b []byte) (side Side, key []byte, t int64, seq uint64, err e
 	side = Side(d.byte())
 	key = d.bytes(d.uvarint())
 	if d.err != nil || len(d.b) != 16 || side > Right {
-		return 0, nil, 0, 0, fmt.Errorf("join: buffer key %x: %w", b, ErrCorrupt)
+		// Not the key itself: it comes from outside and can be long.
+		return 0, nil, 0, 0, fmt.Errorf("join: buffer key of %d bytes: %w", len(b), ErrCorrupt)
 	}
 	t = int64(binary.BigEndian.Uint64(d.b) ^ (1 << 63))
 	seq = binary.BigEndian.Uint64(d.b[8:])

@@ -94,7 +94,11 @@
 // and never decreases ([windowing.Watermarks]). A record is late when the
 // watermark before it is past t + Grace. Late records are returned in
 // [Output.Late] with their side and the watermark, and counted in
-// [Stats.Late]; nothing is dropped silently.
+// [Stats.Late]; nothing is dropped silently. Event times must lie in
+// [windowing.MinTime, windowing.MaxTime] (the years 0000 to 9999 UTC):
+// Process refuses others with an error wrapping windowing.ErrTimeRange and
+// windowing.ErrNoTimestamp, for the caller to dead-letter, so that a record
+// at the end of int64 does not move the watermark to the end of time.
 //
 // # Why lateness is judged against t + Grace
 //

@@ -448,17 +448,22 @@ func TestProcessAllocs(t *testing.T) {
 	}
 }
 
-// TestExtremeTimes checks that windows and expiries at the ends of time
-// saturate instead of wrapping around.
+// maxDuration is the largest join window, grace or disorder there is.
+const maxDuration = time.Duration(math.MaxInt64) / time.Millisecond * time.Millisecond
+
+// TestExtremeTimes joins records at the ends of the event-time range with
+// the largest windows and grace there are: every sum of them must stay
+// ordered (no wrap-around into the past), and the buffer must empty at
+// Flush.
 func TestExtremeTimes(t *testing.T) {
 	buf := newMemBuffer()
-	j, _ := NewWindowJoin(Config{Type: OuterJoin, Before: time.Hour, After: time.Hour, Grace: time.Hour}, buf)
+	j, _ := NewWindowJoin(Config{Type: OuterJoin, Before: maxDuration, After: maxDuration, Grace: maxDuration, Disorder: maxDuration}, buf)
 	j.Assign(0, 1)
 	var out Output
 	recs := []abi.Record{
-		{Key: []byte("k"), Value: []byte("min"), Timestamp: math.MinInt64},
+		{Key: []byte("k"), Value: []byte("min"), Timestamp: windowing.MinTime},
 		{Key: []byte("k"), Value: []byte("zero"), Timestamp: 0},
-		{Key: []byte("k"), Value: []byte("max"), Timestamp: math.MaxInt64},
+		{Key: []byte("k"), Value: []byte("max"), Timestamp: windowing.MaxTime},
 	}
 	if err := j.ProcessBatch(Left, 0, recs, &out); err != nil {
 		t.Fatal(err)
@@ -481,5 +486,65 @@ func TestExtremeTimes(t *testing.T) {
 	}
 	if buf.n != 0 {
 		t.Fatalf("%d records left", buf.n)
+	}
+}
+
+// TestTimesOutOfRange: a record whose time is outside the event-time range
+// is refused with an error wrapping ErrTimeRange and ErrNoTimestamp (the
+// host dead-letters it), leaving no trace — not buffered, the watermark
+// unmoved — and the next records join normally. So is a progress report
+// of such a time.
+func TestTimesOutOfRange(t *testing.T) {
+	buf := newMemBuffer()
+	j, _ := NewWindowJoin(Config{Type: OuterJoin, Before: time.Second, After: time.Second, Grace: maxDuration, Disorder: maxDuration}, buf)
+	var out Output
+	rec := abi.Record{Key: []byte("k"), Value: []byte("a"), Timestamp: 1000}
+	if err := j.Process(Left, 0, &rec, &out); err != nil {
+		t.Fatal(err)
+	}
+	wm := j.Watermark()
+	for _, ts := range []int64{math.MinInt64, math.MinInt64 + 1, windowing.MinTime - 1, windowing.MaxTime + 1, math.MaxInt64 - 1, math.MaxInt64} {
+		for _, side := range []Side{Left, Right} {
+			bad := abi.Record{Key: []byte("k"), Value: []byte("bad"), Timestamp: ts}
+			err := j.Process(side, int32(side), &bad, &out)
+			if !errors.Is(err, windowing.ErrTimeRange) || !errors.Is(err, windowing.ErrNoTimestamp) ||
+				!strings.Contains(err.Error(), "event time "+strconv.FormatInt(ts, 10)+" out of range") {
+				t.Fatalf("%v record at %d: err = %v, want an out-of-range error", side, ts, err)
+			}
+		}
+		if err := j.Progress(1, ts, &out); !errors.Is(err, windowing.ErrTimeRange) {
+			t.Fatalf("progress to %d: err = %v, want ErrTimeRange", ts, err)
+		}
+		if buf.n != 1 || j.Watermark() != wm || len(out.Pairs)+len(out.Late) != 0 {
+			t.Fatalf("after a record at %d: %d buffered, watermark %d (was %d), output %+v", ts, buf.n, j.Watermark(), wm, out)
+		}
+	}
+	rec2 := abi.Record{Key: []byte("k"), Value: []byte("b"), Timestamp: 1500}
+	if err := j.Process(Right, 1, &rec2, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Pairs) != 1 || pairID(out.Pairs[0].Key, out.Pairs[0].Left, out.Pairs[0].Right) != "k a b" {
+		t.Fatalf("pairs %+v, want k a b", out.Pairs)
+	}
+}
+
+// TestRestoreOutOfRange: a buffered entry whose time is outside the
+// event-time range (written before times were checked, or corrupt) expires
+// at the first watermark instead of staying forever.
+func TestRestoreOutOfRange(t *testing.T) {
+	buf := newMemBuffer()
+	if err := buf.Put(Left, []byte("k"), math.MaxInt64, 7, AppendRecord(nil, &abi.Record{Key: []byte("k"), Value: []byte("old")}), false); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := NewWindowJoin(Config{Type: LeftJoin}, buf)
+	if err := j.Restore(windowing.NoWatermark); err != nil {
+		t.Fatal(err)
+	}
+	var out Output
+	if err := j.Progress(0, 0, &out); err != nil {
+		t.Fatal(err)
+	}
+	if buf.n != 0 || len(out.Pairs) != 1 || string(out.Pairs[0].Left.Value) != "old" {
+		t.Fatalf("%d buffered, pairs %+v: want the old entry emitted unmatched and gone", buf.n, out.Pairs)
 	}
 }

@@ -232,7 +232,8 @@ func (j *WindowJoin) Stats() Stats {
 // the buffer, in the same transaction as the output); Restore walks the
 // Buffer to rebuild the expiry index and continues sequence numbers after
 // the largest one found. Buffered records already expired at that
-// watermark expire at the next Process, Advance or Flush.
+// watermark, and those whose time is outside the event-time range, expire
+// at the next Process, Advance or Flush.
 //
 // The per-input watermarks start over from the restored task watermark,
 // which never goes backwards; call Assign with the task's inputs too, or
@@ -248,7 +249,13 @@ func (j *WindowJoin) Restore(watermark int64) error {
 		if side > Right {
 			return fmt.Errorf("join: buffered entry on side %d: %w", side, ErrCorrupt)
 		}
-		j.index.push(entry{at: j.expiry(side, t), side: side, key: bytes.Clone(key), t: t, seq: seq})
+		at := j.expiry(side, t)
+		if windowing.CheckTime(t) != nil {
+			// Buffered before times were range-checked, or corrupt:
+			// no record can match it any more; let it expire at once.
+			at = math.MinInt64
+		}
+		j.index.push(entry{at: at, side: side, key: bytes.Clone(key), t: t, seq: seq})
 		j.seq = max(j.seq, seq+1)
 		return nil
 	})
@@ -272,9 +279,11 @@ func (j *WindowJoin) Restore(watermark int64) error {
 // watermark advances, and records whose window closed expire: see
 // [WindowJoin.Advance].
 //
-// side must be Left or Right; Process panics otherwise. An extractor error
-// wraps windowing.ErrNoTimestamp (the record was not used; the caller
-// dead-letters it); a Buffer error is returned wrapped and leaves the
+// side must be Left or Right; Process panics otherwise. An extractor
+// error, or an event time outside [windowing.MinTime, windowing.MaxTime]
+// (an error wrapping windowing.ErrTimeRange), wraps
+// windowing.ErrNoTimestamp: the record was not used and the caller
+// dead-letters it. A Buffer error is returned wrapped and leaves the
 // WindowJoin in an undefined state (the task restarts from its
 // checkpoint).
 func (j *WindowJoin) Process(side Side, input int32, rec *abi.Record, out *Output) error {
@@ -282,6 +291,9 @@ func (j *WindowJoin) Process(side Side, input int32, rec *abi.Record, out *Outpu
 		panic(fmt.Sprintf("join: Process on side %d", side))
 	}
 	t, err := j.time.Timestamp(rec)
+	if err == nil {
+		err = windowing.CheckTime(t)
+	}
 	if err != nil {
 		return fmt.Errorf("join: %v input %d: %w", side, input, err)
 	}
@@ -305,7 +317,7 @@ func (j *WindowJoin) Process(side Side, input int32, rec *abi.Record, out *Outpu
 			return err
 		}
 	}
-	return j.Progress(input, t, out)
+	return j.progress(input, t, out)
 }
 
 // ProcessBatch calls Process for each record of a batch from one input.
@@ -320,8 +332,18 @@ func (j *WindowJoin) ProcessBatch(side Side, input int32, recs []abi.Record, out
 
 // Progress records that input has reached event time t without a record:
 // its watermark becomes t minus the disorder, as if a record at t had
-// arrived. Records that expire are emitted to out as in Advance.
+// arrived. Records that expire are emitted to out as in Advance. A t
+// outside [windowing.MinTime, windowing.MaxTime] is refused with an error
+// wrapping windowing.ErrTimeRange, and changes nothing.
 func (j *WindowJoin) Progress(input int32, t int64, out *Output) error {
+	if err := windowing.CheckTime(t); err != nil {
+		return fmt.Errorf("join: progress of input %d: %w", input, err)
+	}
+	return j.progress(input, t, out)
+}
+
+// progress is Progress for a time known to be in range.
+func (j *WindowJoin) progress(input int32, t int64, out *Output) error {
 	if wm := max(j.wms.Observe(input, t), j.floor); wm > j.advanced {
 		return j.advanceTo(wm, out)
 	}
@@ -432,7 +454,7 @@ func (j *WindowJoin) advanceTo(wm int64, out *Output) error {
 				return fmt.Errorf("join: read expired %v record: %w", e.side, err)
 			}
 			if !j.found {
-				return fmt.Errorf("join: expired %v record %q t=%d seq=%d is not in the buffer: %w", e.side, e.key, e.t, e.seq, ErrCorrupt)
+				return fmt.Errorf("join: expired %v record (key of %d bytes) t=%d seq=%d is not in the buffer: %w", e.side, len(e.key), e.t, e.seq, ErrCorrupt)
 			}
 			if len(j.matches) > 0 {
 				j.unmatched(e.side, j.matches[0].rec, e.t, out)

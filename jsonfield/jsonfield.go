@@ -3,10 +3,11 @@
 // does not need. Pipelines use it per record (key_by fields, event-time
 // fields), where decoding every value into maps cost tens of allocations.
 //
-// It checks the structure it walks through (objects, strings, nesting) and
-// reports malformed input, but it does not validate the values it skips
-// over as strictly as encoding/json does; the value it returns is checked
-// by its caller's decoding (String, or the caller's parsing).
+// It checks the whole document as strictly as encoding/json does (one JSON
+// value, nothing after it but white space) in the same single pass that
+// skips the values it does not need, so that a record whose value is not
+// JSON fails where its field is read, not later in a step that parses it
+// whole.
 package jsonfield
 
 import (
@@ -42,7 +43,9 @@ func (p Path) String() string { return strings.Join(p, ".") }
 
 // Find returns the raw JSON value at the path in doc (a string with its
 // quotes), without surrounding white space. The last of repeated members
-// counts, as in encoding/json.
+// counts, as in encoding/json. doc must be one JSON value, with white
+// space around it at most: trailing bytes (`{"a":1}}x`) are ErrSyntax, as
+// is anything encoding/json would not parse.
 func (p Path) Find(doc []byte) ([]byte, error) {
 	v := doc
 	for i, name := range p {
@@ -54,7 +57,12 @@ func (p Path) Find(doc []byte) ([]byte, error) {
 			}
 			return nil, fmt.Errorf("%s %w", where, ErrNotObject)
 		}
-		m, err := member(v, name)
+		m, end, err := member(v, name)
+		if err == nil && i == 0 && end != len(v) {
+			// The members below were checked whole by skipValue; the
+			// document itself must end with its object.
+			err = fmt.Errorf("%d bytes after the value: %w", len(v)-end, ErrSyntax)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", strings.Join(p[:i+1], "."), err)
 		}
@@ -77,45 +85,44 @@ func String(raw []byte) (string, error) {
 }
 
 // member returns the value of the last member called name of the object
-// obj (which starts with '{'), or nil.
-func member(obj []byte, name string) ([]byte, error) {
-	var found []byte
+// obj (which starts with '{'), or nil, and the index after the object.
+func member(obj []byte, name string) (found []byte, end int, err error) {
 	i := ws(obj, 1)
 	if i < len(obj) && obj[i] == '}' {
-		return nil, nil
+		return nil, i + 1, nil
 	}
 	for {
 		if i >= len(obj) || obj[i] != '"' {
-			return nil, ErrSyntax
+			return nil, 0, ErrSyntax
 		}
 		end, err := skipString(obj, i)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		key := obj[i:end]
 		i = ws(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil, ErrSyntax
+			return nil, 0, ErrSyntax
 		}
 		start := ws(obj, i+1)
 		vend, err := skipValue(obj, start)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if matches(key, name) {
 			found = obj[start:vend]
 		}
 		i = ws(obj, vend)
 		if i >= len(obj) {
-			return nil, ErrSyntax
+			return nil, 0, ErrSyntax
 		}
 		switch obj[i] {
 		case ',':
 			i = ws(obj, i+1)
 		case '}':
-			return found, nil
+			return found, i + 1, nil
 		default:
-			return nil, ErrSyntax
+			return nil, 0, ErrSyntax
 		}
 	}
 }
@@ -136,54 +143,157 @@ func ws(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"'.
+// maxDepth bounds the nesting of arrays and objects, as encoding/json
+// does (10000): deeper input is refused rather than followed by recursion.
+const maxDepth = 10000
+
+// skipString returns the index after the string starting at b[i] == '"',
+// checking it as encoding/json does: no control characters, valid
+// escapes. (Like encoding/json, it lets invalid UTF-8 through.)
 func skipString(b []byte, i int) (int, error) {
 	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
+		switch c := b[i]; {
+		case c == '"':
 			return i + 1, nil
+		case c < 0x20:
+			return 0, ErrSyntax
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return 0, ErrSyntax
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+					return 0, ErrSyntax
+				}
+				i += 4
+			default:
+				return 0, ErrSyntax
+			}
 		}
 	}
 	return 0, ErrSyntax
 }
 
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) (int, error) {
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// skipValue returns the index after the value starting at b[i], a member
+// of the document's object (one level of nesting), checking it as strictly
+// as encoding/json does.
+func skipValue(b []byte, i int) (int, error) { return skip(b, i, 1) }
+
+// skip is skipValue inside depth open arrays and objects.
+func skip(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
 		return 0, ErrSyntax
 	}
-	switch b[i] {
-	case '"':
+	switch c := b[i]; {
+	case c == '"':
 		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				end, err := skipString(b, i)
-				if err != nil {
-					return 0, err
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, nil
-				}
-			}
+	case c == '{' || c == '[':
+		if depth == maxDepth {
+			return 0, ErrSyntax
 		}
+		return skipContainer(b, i, depth+1)
+	case c == '-' || '0' <= c && c <= '9':
+		return skipNumber(b, i)
+	case c == 't':
+		return skipLiteral(b, i, "true")
+	case c == 'f':
+		return skipLiteral(b, i, "false")
+	case c == 'n':
+		return skipLiteral(b, i, "null")
+	}
+	return 0, ErrSyntax
+}
+
+// skipContainer returns the index after the object or array at b[i].
+func skipContainer(b []byte, i, depth int) (int, error) {
+	obj := b[i] == '{'
+	end := byte(']')
+	if obj {
+		end = '}'
+	}
+	i = ws(b, i+1)
+	if i < len(b) && b[i] == end {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if obj {
+			if i >= len(b) || b[i] != '"' {
+				return 0, ErrSyntax
+			}
+			if i, err = skipString(b, i); err != nil {
+				return 0, err
+			}
+			if i = ws(b, i); i >= len(b) || b[i] != ':' {
+				return 0, ErrSyntax
+			}
+			i = ws(b, i+1)
+		}
+		if i, err = skip(b, i, depth); err != nil {
+			return 0, err
+		}
+		switch i = ws(b, i); {
+		case i >= len(b):
+			return 0, ErrSyntax
+		case b[i] == end:
+			return i + 1, nil
+		case b[i] != ',':
+			return 0, ErrSyntax
+		}
+		i = ws(b, i+1)
+	}
+}
+
+// skipNumber returns the index after the number at b[i]: -?int frac? exp?
+// as JSON has them (no leading zeros, no '+', digits after '.' and 'e').
+func skipNumber(b []byte, i int) (int, error) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i)
+	default:
 		return 0, ErrSyntax
 	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return 0, ErrSyntax
+		}
+		i = j
 	}
-	if j == i || !json.Valid(b[i:j]) {
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return 0, ErrSyntax
+		}
+		i = j
+	}
+	return i, nil
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func skipLiteral(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
 		return 0, ErrSyntax
 	}
-	return j, nil
+	return i + len(lit), nil
 }

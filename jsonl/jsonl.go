@@ -13,8 +13,11 @@
 // absent timestamp is 0. "headers" is an object of strings (or nulls).
 //
 // Writing is the inverse: bytes that are valid JSON other than a string are
-// written as that JSON value, other UTF-8 bytes as a string, anything else as
-// "…_b64"; with Base64 set, keys and values are always base64 strings.
+// written as that JSON value (compacted), other UTF-8 bytes as a string,
+// anything else as "…_b64"; with Base64 set, keys and values are always
+// base64 strings. What a Writer writes reads back as the same records, but
+// for the white space of JSON keys and values. A line is one JSON object,
+// white space around it at most.
 package jsonl
 
 import (
@@ -22,6 +25,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -104,6 +108,10 @@ func (r *Reader) parse(b []byte) (abi.Record, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
 		return rec, fmt.Errorf("not a record object: %w", err)
+	}
+	// One object per line: Decode stops after the first value.
+	if _, err := dec.Token(); err != io.EOF {
+		return rec, errors.New("not a record object: bytes after the object")
 	}
 	var err error
 	if rec.Key, err = r.payload("key", l.Key, l.KeyB64); err != nil {

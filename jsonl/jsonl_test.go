@@ -71,6 +71,8 @@ func TestErrorsNameTheLine(t *testing.T) {
 		{`{"valeu": 1}`, `unknown field "valeu"`},
 		{`{"headers": {"h": 1}}`, `header "h": want a string or null`},
 		{`{"value": "a", "value_b64": "YQ=="}`, `both "value" and "value_b64"`},
+		{`{"value": 1}}xyz`, "line 1: not a record object: bytes after the object"},
+		{`{"value": 1} {"value": 2}`, "line 1: not a record object: bytes after the object"},
 	} {
 		_, err := jsonl.NewReader(strings.NewReader(tc.in)).ReadAll()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

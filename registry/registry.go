@@ -20,12 +20,16 @@
 package registry
 
 import (
+	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +42,32 @@ const DefaultTopic = "eddy-registry"
 // DefaultChunkSize is the largest module chunk written in one record: well
 // under Kafka's default message limit of 1 MiB.
 const DefaultChunkSize = 512 << 10
+
+// Limits of what the registry decodes from its topic (which any client
+// allowed to write it can fill) and from a node's local copy. A record over
+// them is skipped (Apply returns an error wrapping ErrMalformed), as every
+// reader skips it alike.
+const (
+	// MaxModuleSize bounds a module: its chunks' bytes together.
+	MaxModuleSize = 128 << 20
+	// MaxChunks bounds the chunk count of a module's keys (128 MiB in
+	// chunks of 32 KiB; nodes write chunks of DefaultChunkSize).
+	MaxChunks = 4096
+	// MaxPendingBytes bounds the bytes held for modules that are not
+	// complete yet or that no event uses yet; past it the oldest such
+	// module is dropped (an event naming it later is skipped).
+	MaxPendingBytes = 256 << 20
+	// MaxPendingModules bounds the number of such modules likewise.
+	MaxPendingModules = 256
+	// MaxEventSize bounds an event record's value.
+	MaxEventSize = 64 << 10
+	// MaxNoteSize bounds an event's note; writers refuse a longer one.
+	MaxNoteSize = 4 << 10
+	// MaxUnverifiedBytes bounds the events a State keeps of pipelines it
+	// does not Require (other pipelines', or all of them when unsigned),
+	// by their records' sizes; past it, such events are refused.
+	MaxUnverifiedBytes = 64 << 20
+)
 
 // Action is what an event does.
 type Action string
@@ -95,6 +125,8 @@ type Event struct {
 	Node            string    `json:"node,omitempty"`
 	// ID makes the event's record key unique.
 	ID string `json:"id"`
+	// Sig is the event's signature (see [Sign]), "" if unsigned.
+	Sig string `json:"sig,omitempty"`
 }
 
 // Digest returns the hex sha256 of a module.
@@ -179,22 +211,51 @@ type State struct {
 	chunks  map[string]*partial
 	steps   map[StepKey]*StepState
 	resets  map[string]*ResetState
+	// unused are complete modules no event has used yet; with chunks they
+	// are the pending modules, bounded by MaxPendingBytes and
+	// MaxPendingModules. order has their digests, oldest first (and
+	// digests since completed and used, skipped when met).
+	unused  map[string]bool
+	order   []string
+	pending int64
+	// keys are the pipelines whose step events must be signed, with the
+	// key (nil: none can be verified, every one is refused). See Require.
+	keys map[string][]byte
+	// unverified is the size of the events kept of pipelines not Required.
+	unverified int64
 }
 
+// partial is a module whose chunks are arriving: parts are allocated as
+// they come, never from the count a key claims.
 type partial struct {
-	parts [][]byte
-	have  int
+	n     int
+	parts map[int][]byte
+	size  int
 }
 
 // NewState returns an empty registry.
 func NewState() *State {
 	return &State{modules: map[string][]byte{}, chunks: map[string]*partial{}, steps: map[StepKey]*StepState{},
-		resets: map[string]*ResetState{}}
+		resets: map[string]*ResetState{}, unused: map[string]bool{}, keys: map[string][]byte{}}
 }
+
+// Require makes the pipeline's events take effect only if signed with key
+// (see [Sign]); others are refused with an error wrapping ErrUnverified.
+// With a nil key every step event (deploy, rollback, shadow, promote,
+// discard) is refused, and reset events are taken unverified: a reader
+// without a key cannot verify them, and refusing them would keep it from
+// ever being reset. Call it before applying records. A pipeline not
+// Required takes events as they come.
+func (s *State) Require(pipeline string, key []byte) { s.keys[pipeline] = key }
 
 // ErrMalformed is wrapped by Apply's errors: a record that is not the
 // registry's. Readers log and skip such records.
 var ErrMalformed = errors.New("malformed registry record")
+
+// ErrUnverified is wrapped by Apply's errors for an event of a Required
+// pipeline without a valid signature. It wraps ErrMalformed: readers skip
+// it likewise.
+var ErrUnverified = fmt.Errorf("%w: unsigned or mis-signed event", ErrMalformed)
 
 // Apply applies a record read from the registry topic. It returns the event
 // when the record was an event that took effect, nil otherwise (a chunk, or
@@ -206,55 +267,138 @@ func (s *State) Apply(r Record) (*Event, error) {
 	case strings.HasPrefix(key, "m/"):
 		return nil, s.applyChunk(key, r.Value)
 	case strings.HasPrefix(key, "e/"):
+		if len(r.Value) > MaxEventSize {
+			return nil, fmt.Errorf("%w: %.80s: event of %d bytes, over %d", ErrMalformed, key, len(r.Value), MaxEventSize)
+		}
 		var ev Event
 		if err := json.Unmarshal(r.Value, &ev); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, key, err)
+			return nil, fmt.Errorf("%w: %.80s: %w", ErrMalformed, key, err)
 		}
-		return s.applyEvent(ev)
+		_, verified := s.keys[ev.Pipeline]
+		if !verified && s.unverified+int64(len(r.Value)) > MaxUnverifiedBytes {
+			return nil, fmt.Errorf("%w: %.80s: over the %d bytes of unverified events kept", ErrMalformed, key, MaxUnverifiedBytes)
+		}
+		got, err := s.applyEvent(ev)
+		if got != nil && !verified {
+			s.unverified += int64(len(r.Value))
+		}
+		return got, err
 	}
-	return nil, fmt.Errorf("%w: key %q", ErrMalformed, key)
+	return nil, fmt.Errorf("%w: key %.80q", ErrMalformed, key)
+}
+
+// isDigest reports whether d is a hex sha256, as Digest writes it.
+func isDigest(d string) bool {
+	if len(d) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(d) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *State) applyChunk(key string, v []byte) error {
 	f := strings.Split(key, "/")
-	if len(f) != 4 {
-		return fmt.Errorf("%w: key %q", ErrMalformed, key)
+	if len(f) != 4 || !isDigest(f[1]) {
+		return fmt.Errorf("%w: key %.80q", ErrMalformed, key)
 	}
 	d := f[1]
 	i, err1 := strconv.Atoi(f[2])
 	n, err2 := strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n || n > 1<<16 {
-		return fmt.Errorf("%w: key %q", ErrMalformed, key)
+	if err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n || n > MaxChunks {
+		return fmt.Errorf("%w: key %.80q (at most %d chunks)", ErrMalformed, key, MaxChunks)
 	}
 	if _, ok := s.modules[d]; ok {
 		return nil
 	}
 	p := s.chunks[d]
-	if p == nil || len(p.parts) != n {
-		p = &partial{parts: make([][]byte, n)}
+	if p != nil && p.n != n {
+		s.dropPending(d)
+		p = nil
+	}
+	if p == nil {
+		p = &partial{n: n, parts: map[int][]byte{}}
 		s.chunks[d] = p
+		s.order = append(s.order, d)
 	}
-	if p.parts[i] == nil {
-		p.have++
+	if old, ok := p.parts[i]; ok {
+		p.size -= len(old)
+		s.pending -= int64(len(old))
 	}
-	p.parts[i] = append([]byte{}, v...)
-	if p.have < n {
+	if p.size+len(v) > MaxModuleSize {
+		s.dropPending(d)
+		return fmt.Errorf("%w: module %s: over %d bytes", ErrMalformed, Short(d), MaxModuleSize)
+	}
+	p.parts[i] = bytes.Clone(v)
+	p.size += len(v)
+	s.pending += int64(len(v))
+	defer s.trimPending()
+	if len(p.parts) < n {
 		return nil
 	}
 	delete(s.chunks, d)
-	var m []byte
-	for _, c := range p.parts {
-		m = append(m, c...)
+	m := make([]byte, 0, p.size)
+	for j := range n {
+		m = append(m, p.parts[j]...)
 	}
 	if Digest(m) != d {
+		s.pending -= int64(p.size)
 		return fmt.Errorf("%w: module %s: its chunks do not match the digest", ErrMalformed, Short(d))
 	}
 	s.modules[d] = m
+	s.unused[d] = true
 	return nil
+}
+
+// dropPending forgets a pending module (partial or unused).
+func (s *State) dropPending(d string) {
+	if p, ok := s.chunks[d]; ok {
+		s.pending -= int64(p.size)
+		delete(s.chunks, d)
+	}
+	if s.unused[d] {
+		s.pending -= int64(len(s.modules[d]))
+		delete(s.unused, d)
+		delete(s.modules, d)
+	}
+}
+
+// trimPending drops the oldest pending modules while over the limits.
+func (s *State) trimPending() {
+	for len(s.order) > 0 && (s.pending > MaxPendingBytes || len(s.chunks)+len(s.unused) > MaxPendingModules) {
+		d := s.order[0]
+		s.order = s.order[1:]
+		s.dropPending(d)
+	}
+	if len(s.order) > 2*MaxPendingModules {
+		// Compact: keep the digests still pending.
+		keep := s.order[:0]
+		for _, d := range s.order {
+			if _, ok := s.chunks[d]; ok || s.unused[d] {
+				keep = append(keep, d)
+			}
+		}
+		s.order = slices.Clip(keep)
+	}
+}
+
+// use marks a module as used by an event: it stays.
+func (s *State) use(d string) {
+	if s.unused[d] {
+		delete(s.unused, d)
+		s.pending -= int64(len(s.modules[d]))
+	}
 }
 
 func (s *State) applyEvent(ev Event) (*Event, error) {
 	if IsReset(ev.Action) {
+		if key := s.keys[ev.Pipeline]; key != nil && !Verify(ev, key) {
+			return nil, fmt.Errorf("%w: %s reset version %d (%s, node %q): unsigned or mis-signed", ErrUnverified, ev.Pipeline,
+				ev.Version, ev.Action, ev.Node)
+		}
 		return s.applyReset(ev), nil
 	}
 	k := StepKey{ev.Pipeline, ev.Step}
@@ -265,12 +409,24 @@ func (s *State) applyEvent(ev Event) (*Event, error) {
 	if ev.Version != len(st.History)+1 {
 		return nil, nil // lost the race for its number
 	}
+	if key, ok := s.keys[ev.Pipeline]; ok && !Verify(ev, key) {
+		why := "bad signature"
+		switch {
+		case key == nil:
+			why = "this reader has no key to verify it with"
+		case ev.Sig == "":
+			why = "unsigned"
+		}
+		return nil, fmt.Errorf("%w: %s/%s version %d (%s, module %s, node %q): %s", ErrUnverified, ev.Pipeline, ev.Step,
+			ev.Version, ev.Action, Short(ev.Digest), ev.Node, why)
+	}
 	if s.check(st, &ev) != nil {
 		// Writers check with Next first; an event that cannot apply (its
 		// module never arrived) is skipped by every reader alike.
 		return nil, nil
 	}
 	s.steps[k] = st
+	s.use(ev.Digest)
 	st.History = append(st.History, ev)
 	e := &st.History[len(st.History)-1]
 	switch ev.Action {
@@ -475,4 +631,65 @@ func (s *State) Steps(pipeline string) []StepState {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StepKey.String() < out[j].StepKey.String() })
 	return out
+}
+
+// Key derives the key that signs a pipeline's registry events from its
+// admin token ("" has no key: nil).
+func Key(token string) []byte {
+	if token == "" {
+		return nil
+	}
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("eddy registry key v1"))
+	return m.Sum(nil)
+}
+
+// signature is the HMAC of an event's fields but Sig, each length-prefixed.
+func signature(ev Event, key []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	var n [8]byte
+	for _, f := range []string{"eddy-registry-event-v1", ev.Pipeline, ev.Step, strconv.Itoa(ev.Version), string(ev.Action),
+		ev.Digest, strconv.Itoa(ev.Target), ev.To, ev.Name, ev.FunctionVersion, strconv.Itoa(ev.Size), ev.Note,
+		ev.Time.UTC().Format(time.RFC3339Nano), ev.Node, ev.ID} {
+		m.Write(strconv.AppendInt(n[:0], int64(len(f)), 10))
+		m.Write([]byte{':'})
+		m.Write([]byte(f))
+	}
+	return m.Sum(nil)
+}
+
+// Sign signs an event with key (see [Key]), giving it an ID first if it has
+// none, so that [EventRecord] keeps the signed ID.
+func Sign(ev *Event, key []byte) error {
+	if ev.ID == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		ev.ID = hex.EncodeToString(b[:])
+	}
+	ev.Sig = hex.EncodeToString(signature(*ev, key))
+	return nil
+}
+
+// Verify reports whether ev carries a valid signature by key.
+func Verify(ev Event, key []byte) bool {
+	sig, err := hex.DecodeString(ev.Sig)
+	return key != nil && err == nil && hmac.Equal(sig, signature(ev, key))
+}
+
+// AppendLocal appends a record in the form of a node's local copy of the
+// registry: the key's length (uvarint), the key, the value.
+func AppendLocal(dst []byte, r Record) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(r.Key)))
+	return append(append(dst, r.Key...), r.Value...)
+}
+
+// DecodeLocal decodes what AppendLocal wrote; the record aliases v.
+func DecodeLocal(v []byte) (Record, error) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)-w) {
+		return Record{}, fmt.Errorf("%w: local copy entry of %d bytes", ErrMalformed, len(v))
+	}
+	return Record{Key: v[w : w+int(n)], Value: v[w+int(n):]}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,11 +13,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/runtime/internal/interrupt"
 )
 
 // Engine compiles guest modules into Functions (Load), and wraps functions
@@ -31,6 +35,13 @@ type Engine struct {
 	// instrumented keeps modules with their interrupt checks added, by
 	// digest of the module as given (instrumented.go).
 	instrumented instrumentedCache
+	// compiles counts compiles in flight, abandoned ones included (see
+	// compile): the cache they use is closed only after the last ends.
+	mu struct {
+		sync.Mutex
+		compiles int
+		closed   bool
+	}
 }
 
 // NewEngine returns an Engine. With the default options, compiled code is
@@ -77,15 +88,45 @@ func (c *config) validate() error {
 		return fmt.Errorf("runtime: pool size must not be negative, got %d", c.poolSize)
 	case c.logRate <= 0:
 		return fmt.Errorf("runtime: log rate must be positive, got %d", c.logRate)
+	case c.maxModule <= 0:
+		return fmt.Errorf("runtime: maximum module size must be positive, got %d", c.maxModule)
+	case c.compileTime <= 0:
+		return fmt.Errorf("runtime: compile timeout must be positive, got %s", c.compileTime)
 	}
 	return nil
 }
 
 // Close stops the engine's watchdog (calls of functions still open are then
 // no longer stopped at their deadline) and releases the compilation cache.
+//
+// A compile that Load abandoned (WithCompileTimeout) and that still runs
+// keeps the compilation cache open until it ends.
 func (e *Engine) Close(ctx context.Context) error {
 	e.wd.close()
+	e.mu.Lock()
+	e.mu.closed = true
+	busy := e.mu.compiles > 0
+	e.mu.Unlock()
+	if busy {
+		return nil // the last compile closes the cache (compileEnded)
+	}
 	return e.cache.Close(ctx)
+}
+
+func (e *Engine) compileStarted() {
+	e.mu.Lock()
+	e.mu.compiles++
+	e.mu.Unlock()
+}
+
+func (e *Engine) compileEnded() {
+	e.mu.Lock()
+	e.mu.compiles--
+	last := e.mu.closed && e.mu.compiles == 0
+	e.mu.Unlock()
+	if last {
+		_ = e.cache.Close(context.Background())
+	}
 }
 
 var wasmMagic = []byte{0x00, 'a', 's', 'm'}
@@ -102,6 +143,13 @@ var wasmMagic = []byte{0x00, 'a', 's', 'm'}
 // than 50,000 locals in a function) is refused with ErrInvalidModule naming
 // what and where. Digest, Size and the manifest are those of the module as
 // given; the compiled code (and its cache entry) is the rewritten module's.
+//
+// Before compiling, a module over a bound is refused with ErrModuleLimit: its
+// size (WithMaxModuleSize, default 64 MiB), and, as the rewrite reads the
+// code, blocks nested deeper than 10,000, a br_table of more than 65,520
+// labels, more than 1,000,000 functions or a body over 7,654,321 bytes (the
+// compiler's time grows with the square of the nesting). The compile itself
+// is bounded by WithCompileTimeout (ErrCompileTimeout) and by ctx.
 //
 // Validation, in order: the bytes are a Wasm binary; it compiles; it exports
 // the eddy_abi_v1 marker (a different version gives ErrABIVersion); it imports
@@ -121,6 +169,9 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 	if !bytes.HasPrefix(wasm, wasmMagic) {
 		return fail(fmt.Errorf("%w: the file starts with %q, not the Wasm magic \"\\x00asm\"", ErrNotWasm, head(wasm)))
 	}
+	if len(wasm) > cfg.maxModule {
+		return fail(fmt.Errorf("%w: module of %d bytes, more than %d", ErrModuleLimit, len(wasm), cfg.maxModule))
+	}
 	sum := sha256.Sum256(wasm)
 	f := &Function{
 		name:   name,
@@ -134,6 +185,9 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 	if !cfg.noInterrupt {
 		m, err := e.instrumented.get(f.digest, wasm)
 		if err != nil {
+			if interrupt.IsLimit(err) {
+				return fail(fmt.Errorf("%w: %v", ErrModuleLimit, err))
+			}
 			return fail(fmt.Errorf("%w: adding interrupt checks: %v", ErrInvalidModule, err))
 		}
 		code, f.wd, f.startExport = m.Wasm, e.wd, m.Start
@@ -142,17 +196,26 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 	// replace them (with WithUninterruptible, nothing does).
 	rtCfg := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(e.cache).
-		WithMemoryLimitPages(uint32(cfg.memoryLimit / pageSize)).
+		// The memory limit is enforced by the instances' allocator
+		// (Instance.Allocate), which sees the grows it refuses.
+		WithMemoryLimitPages(65536).
 		WithCloseOnContextDone(false)
 	f.rt = wazero.NewRuntimeWithConfig(ctx, rtCfg)
 	ok := false
 	defer func() {
-		if !ok {
+		if !ok && f.rt != nil {
 			f.rt.Close(ctx)
 		}
 	}()
-	compiled, err := f.rt.CompileModule(ctx, code)
+	compiled, err := e.compile(ctx, f.rt, code, cfg.compileTime)
 	if err != nil {
+		if errors.Is(err, errAbandoned) {
+			f.rt = nil // the compile's goroutine closes it
+			if ctx.Err() != nil {
+				return fail(fmt.Errorf("compile: %w", ctx.Err()))
+			}
+			return fail(fmt.Errorf("%w: not compiled within %s", ErrCompileTimeout, cfg.compileTime))
+		}
 		return fail(fmt.Errorf("%w: %v", ErrInvalidModule, err))
 	}
 	f.compiled = compiled
@@ -195,6 +258,52 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, opts ...Opt
 	f.Release(ctx, inst)
 	ok = true
 	return f, nil
+}
+
+// errAbandoned says that compile gave up waiting (timeout or ctx).
+var errAbandoned = errors.New("compile abandoned")
+
+// compile compiles code on rt, waiting at most timeout and while ctx is not
+// done. When it gives up (errAbandoned), the compile goes on in its
+// goroutine, which then owns rt and closes it when the compile ends (see
+// WithCompileTimeout for why it cannot be stopped).
+func (e *Engine) compile(ctx context.Context, rt wazero.Runtime, code []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+	type result struct {
+		m   wazero.CompiledModule
+		err error
+	}
+	done := make(chan result, 1)
+	var mu sync.Mutex
+	gaveUp := false
+	e.compileStarted()
+	go func() {
+		defer e.compileEnded()
+		m, err := rt.CompileModule(context.WithoutCancel(ctx), code)
+		mu.Lock()
+		defer mu.Unlock()
+		if gaveUp {
+			rt.Close(context.Background()) // closes m too
+			return
+		}
+		done <- result{m, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.m, r.err
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case r := <-done: // it finished meanwhile
+		return r.m, r.err
+	default:
+		gaveUp = true
+		return nil, errAbandoned
+	}
 }
 
 func head(b []byte) []byte {

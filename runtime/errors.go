@@ -27,6 +27,13 @@ var (
 	// ErrNoKind is returned when a function is called for a kind its manifest
 	// does not name.
 	ErrNoKind = errors.New("function does not implement this kind")
+	// ErrModuleLimit means the module is over a bound Load checks before
+	// compiling: its size (WithMaxModuleSize), or the nesting depth,
+	// br_table size, function count or function size of its code.
+	ErrModuleLimit = errors.New("module over a limit")
+	// ErrCompileTimeout means the module did not compile within the compile
+	// timeout (WithCompileTimeout).
+	ErrCompileTimeout = errors.New("module did not compile in time")
 )
 
 // Cause says why a guest call or a record failed.
@@ -43,6 +50,9 @@ const (
 	CauseOOM       Cause = "out_of_memory"
 	CauseMalformed Cause = "malformed_output"
 	CauseExit      Cause = "exit"
+	// CauseStateLimit: a state_put with a key or value over the keyed-state
+	// limits (abi.MaxStateKey, abi.MaxStateValue); the call fails.
+	CauseStateLimit Cause = "state_limit"
 )
 
 // Sentinels matched by errors.Is against an *Error of the same cause.
@@ -54,11 +64,13 @@ var (
 	ErrOOM       = errors.New("guest ran out of memory")
 	ErrMalformed = errors.New("guest returned malformed output")
 	ErrExit      = errors.New("guest exited")
+	// ErrStateLimit matches a CauseStateLimit failure.
+	ErrStateLimit = errors.New("keyed state limit exceeded")
 )
 
 var causeErr = map[Cause]error{
 	CauseGuest: ErrGuest, CauseFailed: ErrFailed, CauseTrap: ErrTrap, CauseTimeout: ErrTimeout,
-	CauseOOM: ErrOOM, CauseMalformed: ErrMalformed, CauseExit: ErrExit,
+	CauseOOM: ErrOOM, CauseMalformed: ErrMalformed, CauseExit: ErrExit, CauseStateLimit: ErrStateLimit,
 }
 
 // Error is a failed guest call or a failed record. It names the function, the
@@ -73,6 +85,12 @@ type Error struct {
 	Group    int      // for aggregate add: index of the item's group, else -1
 	Reason   string   // the guest's reason, or the host's description
 	Err      error    // underlying error, if any
+	// Return is, for CauseFailed, the call's return value (the negated
+	// code); it tells a value that is no code at all (below -(2^31-1)).
+	Return int64
+	// Export names the export that failed when it is not the kind's own
+	// (eddy_alloc), else "".
+	Export string
 }
 
 // Error implements error.
@@ -88,14 +106,32 @@ func (e *Error) Error() string {
 	case CauseGuest:
 		s += fmt.Sprintf(": %s (code %d)", e.Code, e.Code)
 	case CauseFailed:
-		s += fmt.Sprintf(": call failed (code %d)", e.Code)
+		if e.Return < -(1<<31 - 1) {
+			s += fmt.Sprintf(": call failed (returned %d, not an error code)", e.Return)
+		} else {
+			s += fmt.Sprintf(": call failed (code %d, %s)", e.Code, codeName(e.Code))
+		}
 	default:
 		s += ": " + string(e.Cause)
+	}
+	if e.Export != "" {
+		s += " in " + e.Export
 	}
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
 	return s
+}
+
+// codeName names a code of ABI.md section 7, saying when it is none.
+func codeName(c abi.Code) string {
+	switch {
+	case c >= abi.CodeOK && c <= abi.CodeState, c >= 64 && c <= 255:
+		return c.String()
+	case c > abi.CodeState && c < 64:
+		return "a reserved code"
+	}
+	return "not an ABI code"
 }
 
 // Unwrap returns the underlying error.

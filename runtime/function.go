@@ -37,8 +37,9 @@ type Function struct {
 	// the export interrupt.StartExport, called after instantiation.
 	startExport bool
 
-	countersMu sync.Mutex
-	counters   map[string]int64
+	countersMu      sync.Mutex
+	counters        map[string]int64 // also with WithCounters: it bounds the names
+	countersDropped int64            // adds refused by the bounds (host.go)
 
 	newNative func() Native // non-nil for a native function (LoadNative)
 }
@@ -102,12 +103,21 @@ func (f *Function) Info() Info {
 	return info
 }
 
-// Counters returns a copy of the counters guests added to, when no Counters
-// option was given.
+// Counters returns a copy of the counters guests added to. A function keeps
+// at most 1000 names of at most 256 bytes; adds to further names are dropped
+// (CountersDropped counts them, and the first is logged).
 func (f *Function) Counters() map[string]int64 {
 	f.countersMu.Lock()
 	defer f.countersMu.Unlock()
 	return maps.Clone(f.counters)
+}
+
+// CountersDropped returns how many counter_add calls were dropped because
+// their name was new and over the bounds (see Counters).
+func (f *Function) CountersDropped() int64 {
+	f.countersMu.Lock()
+	defer f.countersMu.Unlock()
+	return f.countersDropped
 }
 
 // Acquire returns an idle instance from the pool, or a new one.

@@ -73,13 +73,16 @@ func (f *Function) hostLog(ctx context.Context, m api.Module, stack []uint64) {
 	if level < uint32(len(levels)) {
 		l = levels[level]
 	}
-	f.guestLog(ctx, l, "guest log", string(msg))
+	// Cut like a stdout line, copying only what is kept.
+	f.guestLog(ctx, l, "guest log", abi.TruncateBytes(msg, maxLine))
 }
 
 func hostError(ctx context.Context, m api.Module, stack []uint64) {
 	code, reason := int32(stack[0]), read(m, stack[1], stack[2])
 	if i := instanceFrom(ctx); i != nil {
-		i.lastCode, i.lastReason = abi.Code(code), string(reason)
+		// The reason ends up in a dead-letter header and the log: only its
+		// first abi.MaxReasonBytes are copied.
+		i.lastCode, i.lastReason = abi.Code(code), abi.TruncateBytes(reason, abi.MaxReasonBytes)
 	}
 }
 
@@ -111,7 +114,16 @@ func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
 		stack[0] = api.EncodeI32(abi.StateUnavailable)
 		return
 	}
-	v, ok, err := st.Get(key)
+	var v []byte
+	var ok bool
+	var err error
+	switch w, wok, found := i.writes.get(key); {
+	case found: // the call's own write
+		v, ok = w, wok
+	case len(key) > abi.MaxStateKey: // never stored
+	default:
+		v, ok, err = st.Get(key)
+	}
 	switch {
 	case err != nil || uint64(len(v)) > 1<<31-1:
 		stack[0] = stateResult(ctx, i, "get", cmp.Or(err, errors.New("value too large for the ABI")))
@@ -125,34 +137,107 @@ func hostStateGet(ctx context.Context, m api.Module, stack []uint64) {
 	}
 }
 
+// hostStatePut writes into the call's writes (state.go). A key or value
+// over the limits fails the call (refuseWrite).
 func hostStatePut(ctx context.Context, m api.Module, stack []uint64) {
 	key, val := read(m, stack[0], stack[1]), read(m, stack[2], stack[3])
-	if i, st := stateOf(ctx); st == nil {
+	i, st := stateOf(ctx)
+	if st == nil {
 		stack[0] = api.EncodeI32(abi.StateUnavailable)
-	} else {
-		stack[0] = stateResult(ctx, i, "put", st.Put(key, val))
+		return
 	}
+	err := checkStatePut(key, val)
+	if err == nil {
+		err = i.checkCallWrites(len(key) + len(val))
+	}
+	if i.refuseWrite(err) {
+		stack[0] = api.EncodeI32(abi.StateFailed)
+		return
+	}
+	i.writes.set(key, val, false)
+	stack[0] = 0
+}
+
+// refuseWrite reports whether a state write must be refused: err (a write
+// over the limits) or an earlier refusal in the same call. The guest is
+// answered StateFailed, and the call fails with cause state_limit whatever
+// it answers (Instance.call checks limitErr): the bisection that follows
+// isolates the record that made the write, which is dead-lettered with the
+// reason, and the call's other writes are dropped with it.
+func (i *Instance) refuseWrite(err error) bool {
+	if err != nil && i.limitErr == nil {
+		i.limitErr = err
+	}
+	return i.limitErr != nil
 }
 
 func hostStateDelete(ctx context.Context, m api.Module, stack []uint64) {
 	key := read(m, stack[0], stack[1])
-	if i, st := stateOf(ctx); st == nil {
+	i, st := stateOf(ctx)
+	switch {
+	case st == nil:
 		stack[0] = api.EncodeI32(abi.StateUnavailable)
-	} else {
-		stack[0] = stateResult(ctx, i, "delete", st.Delete(key))
+		return
+	case len(key) <= abi.MaxStateKey: // a longer key is never stored: nothing to delete
+		if i.refuseWrite(i.checkCallWrites(len(key))) {
+			stack[0] = api.EncodeI32(abi.StateFailed)
+			return
+		}
+		i.writes.set(key, nil, true)
 	}
+	stack[0] = 0
 }
 
-func (f *Function) hostCounterAdd(_ context.Context, m api.Module, stack []uint64) {
+// checkCallWrites returns the error of a write of n more bytes that would
+// take the call's writes over abi.MaxCallStateBytes.
+func (i *Instance) checkCallWrites(n int) error {
+	if have := len(i.writes.arena); have+n > abi.MaxCallStateBytes {
+		return fmt.Errorf("state writes of one call over the limit of %d bytes (%d written, %d more)", abi.MaxCallStateBytes, have, n)
+	}
+	return nil
+}
+
+// checkStatePut returns the error of a put over the keyed-state limits.
+// It names the sizes, never the bytes.
+func checkStatePut(key, value []byte) error {
+	switch {
+	case len(key) > abi.MaxStateKey:
+		return fmt.Errorf("state_put: key of %d bytes is over the limit of %d bytes", len(key), abi.MaxStateKey)
+	case len(value) > abi.MaxStateValue:
+		return fmt.Errorf("state_put: value of %d bytes is over the limit of %d bytes", len(value), abi.MaxStateValue)
+	}
+	return nil
+}
+
+// Bounds of guest counters: each distinct name is kept by the host (and
+// becomes a metric), so a guest adding to a new name on every call would
+// grow them without end.
+const (
+	maxCounterNames = 1000 // distinct names per function
+	maxCounterName  = 256  // bytes
+)
+
+func (f *Function) hostCounterAdd(ctx context.Context, m api.Module, stack []uint64) {
 	name, delta := read(m, stack[0], stack[1]), int64(stack[2])
-	if f.cfg.counters != nil {
-		f.cfg.counters.Add(f.name, string(name), delta)
+	f.countersMu.Lock()
+	_, known := f.counters[string(name)] // no allocation for the lookup
+	if !known && (len(name) > maxCounterName || len(f.counters) >= maxCounterNames) {
+		first := f.countersDropped == 0
+		f.countersDropped++
+		f.countersMu.Unlock()
+		if first {
+			f.guestLog(ctx, slog.LevelWarn, "guest counter dropped",
+				fmt.Sprintf("counter %q refused: at most %d names of at most %d bytes per function; further refusals are not logged",
+					abi.TruncateBytes(name, 64), maxCounterNames, maxCounterName))
+		}
 		return
 	}
-	f.countersMu.Lock()
 	if f.counters == nil {
 		f.counters = make(map[string]int64)
 	}
 	f.counters[string(name)] += delta
 	f.countersMu.Unlock()
+	if f.cfg.counters != nil {
+		f.cfg.counters.Add(f.name, string(name), delta)
+	}
 }

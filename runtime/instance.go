@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -45,6 +46,15 @@ type Instance struct {
 
 	lastCode   abi.Code // set by the error host call during a call
 	lastReason string
+	// growRefused says that a memory.grow of the current call was refused
+	// at the memory limit (guestMemory), so that a trap after it is
+	// reported as out of memory.
+	growRefused bool
+	// writes are the state writes of the call in progress (state.go);
+	// limitErr is set by a state write over the limits, which fails the
+	// call (refuseWrite).
+	writes   callWrites
+	limitErr error
 
 	// A native instance (LoadNative) has no module: it runs nat.
 	nat     *Native
@@ -116,7 +126,7 @@ func (i *Instance) instantiate(ctx context.Context) error {
 	if f.cfg.clock == ClockSystem {
 		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
 	}
-	ictx := context.WithValue(ctx, instKey{}, i)
+	ictx := experimental.WithMemoryAllocator(context.WithValue(ctx, instKey{}, i), allocator{i})
 	if f.wd == nil {
 		// Uninterruptible: wazero runs the start function, and nothing
 		// can stop it.
@@ -189,10 +199,59 @@ func (i *Instance) setModule(mod api.Module) {
 	i.inPtr, i.inCap, i.aggInit = 0, 0, nil
 }
 
+// allocator gives an instance's linear memory: a guestMemory, which
+// enforces the memory limit itself.
+//
+// # Why
+//
+// wazero refuses a memory.grow past its limit without a trace, and a guest
+// that then traps (Go's runtime does, on a failed allocation) looked like
+// any other trap. So wazero's limit is set to the Wasm maximum (4 GiB,
+// Engine.Load) and the limit is enforced here, where a refusal is seen. A
+// grow past 4 GiB in all, or past a maximum the module declares itself, is
+// still refused by wazero unseen (the near-limit rule of classify covers
+// the latter).
+type allocator struct{ i *Instance }
+
+// Allocate implements experimental.MemoryAllocator.
+func (a allocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
+	i := a.i
+	return &guestMemory{buf: make([]byte, 0, capacity), limit: uint64(i.fn.cfg.memoryLimit / pageSize * pageSize), refused: &i.growRefused}
+}
+
+// guestMemory is a linear memory of at most limit bytes that records the
+// grows it refuses.
+type guestMemory struct {
+	buf     []byte
+	limit   uint64
+	refused *bool
+}
+
+// Reallocate implements experimental.LinearMemory. Memory only grows, and
+// bytes past len(buf) were never written, so a grow within the capacity
+// exposes zeros, as Wasm requires.
+func (m *guestMemory) Reallocate(size uint64) []byte {
+	switch {
+	case size > m.limit:
+		*m.refused = true
+		return nil
+	case size <= uint64(cap(m.buf)):
+		m.buf = m.buf[:size]
+	default:
+		// As wazero grows its own memories: append's amortised growth.
+		m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
+	}
+	return m.buf
+}
+
+// Free implements experimental.LinearMemory.
+func (m *guestMemory) Free() { m.buf = nil }
+
 // invoke calls fn. For an interruptible function, the call is armed in the
 // watchdog with the call timeout and ctx, and i.interrupted says afterwards
 // whether the watchdog stopped it.
 func (i *Instance) invoke(ctx context.Context, fn api.Function, stack []uint64) error {
+	i.growRefused = false
 	s := i.slot
 	if s == nil {
 		return fn.CallWithStack(ctx, stack)
@@ -258,7 +317,11 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 		}
 		i.stack[0] = uint64(size)
 		if err := i.invoke(ictx, i.export(abi.ExportAlloc), i.stack[:]); err != nil {
-			return nil, i.fail(ctx, kind, err)
+			err = i.fail(ctx, kind, err)
+			if e, ok := err.(*Error); ok {
+				e.Export = fmt.Sprintf("%s(%d)", abi.ExportAlloc, size)
+			}
+			return nil, err
 		}
 		ptr := uint32(i.stack[0])
 		if ptr == 0 {
@@ -275,10 +338,16 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 		i.discard(ctx)
 		return nil, i.errorf(kind, CauseMalformed, nil, "alloc region [%d, %d) no longer inside memory", i.inPtr, uint64(i.inPtr)+uint64(n))
 	}
-	i.lastCode, i.lastReason = 0, ""
+	i.lastCode, i.lastReason, i.limitErr = 0, "", nil
+	i.beginState()
 	i.stack[0], i.stack[1] = uint64(i.inPtr), uint64(n)
 	if err := i.invoke(ictx, i.export(export), i.stack[:]); err != nil {
 		return nil, i.fail(ctx, kind, err)
+	}
+	if i.limitErr != nil {
+		// A state write over the limits (refuseWrite): the call fails
+		// whatever it answered; the instance is sound and stays.
+		return nil, i.errorf(kind, CauseStateLimit, i.limitErr, "%v", i.limitErr)
 	}
 	return i.answer(ctx, kind, int64(i.stack[0]))
 }
@@ -286,16 +355,16 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 // answer interprets an export's i64 return value.
 func (i *Instance) answer(ctx context.Context, kind abi.Kind, ret int64) ([]byte, error) {
 	if ret < 0 {
-		code, reason := abi.Code(-ret), i.lastReason
-		if -ret > 1<<31-1 {
-			code = -1
-		}
+		reason := i.lastReason
 		if reason == "" {
 			reason = "the guest gave no reason"
 		}
 		i.discard(ctx)
 		e := i.errorf(kind, CauseFailed, nil, "%s", reason)
-		e.Code = code
+		e.Return = ret
+		if ret >= -(1<<31 - 1) {
+			e.Code = abi.Code(-ret)
+		}
 		return nil, e
 	}
 	ptr, n := uint32(uint64(ret)>>32), uint32(ret)
@@ -338,10 +407,16 @@ func (i *Instance) classify(kind abi.Kind, err error, memSize uint32) *Error {
 	nearLimit := memSize+margin > limit
 	var exit *sys.ExitError
 	switch {
+	case i.limitErr != nil:
+		// A state write over the limits, after which the guest trapped
+		// (an SDK may treat StateFailed as fatal).
+		return i.errorf(kind, CauseStateLimit, i.limitErr, "%v", i.limitErr)
 	case i.interrupted:
 		// The guest trapped on the interrupt flag the watchdog set.
 		err = fmt.Errorf("%w: interrupted: %w", context.DeadlineExceeded, err)
 		return i.errorf(kind, CauseTimeout, err, "call did not finish within %s", i.fn.cfg.callTimeout)
+	case i.growRefused:
+		return i.errorf(kind, CauseOOM, err, "memory at %d of %d bytes, a memory.grow refused: %s", memSize, limit, firstLine(err.Error()))
 	case nearLimit:
 		return i.errorf(kind, CauseOOM, err, "memory at %d of %d bytes: %s", memSize, limit, firstLine(err.Error()))
 	case errors.As(err, &exit):

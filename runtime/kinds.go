@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -65,6 +66,16 @@ func (i *Instance) processOnce(ctx context.Context, in []abi.Record, base int, o
 		i.discard(ctx)
 		return i.errorf(abi.KindProcess, CauseMalformed, err, "%v", err)
 	}
+	if n := len(out.arena) - start; n > compactMin && sparse(n, recordBytes(out.Records[nr:])) {
+		// Mostly what the records do not refer to (reasons of refused
+		// records, padding): bisection would otherwise keep every such
+		// answer until the batch ends.
+		c := compactor{buf: make([]byte, 0, recordBytes(out.Records[nr:]))}
+		for j := nr; j < len(out.Records); j++ {
+			c.record(&out.Records[j])
+		}
+		out.arena = out.arena[:start]
+	}
 	if base != 0 {
 		for j := nr; j < len(out.From); j++ {
 			out.From[j] += int32(base)
@@ -75,7 +86,9 @@ func (i *Instance) processOnce(ctx context.Context, in []abi.Record, base int, o
 			Code: ie.Code, Index: base + ie.Index, Group: -1, Reason: ie.Reason})
 	}
 	out.Errors = out.Errors[:ne]
-	return nil
+	// The call succeeded: its state writes take effect, those made for the
+	// records it refused included (ABI.md section 3).
+	return i.keepState(abi.KindProcess)
 }
 
 // Result is the answer for one item of a join, key, timestamp, merge or
@@ -108,6 +121,9 @@ func (i *Instance) values(ctx context.Context, kind abi.Kind, export string, n i
 			i.discard(ctx)
 			return i.errorf(kind, CauseMalformed, err, "%v", err)
 		}
+		if len(owned) > compactMin {
+			compactValues(len(owned), scratch)
+		}
 		for j, v := range scratch {
 			r := &out[base+lo+j]
 			if v.Code != abi.CodeOK {
@@ -116,7 +132,7 @@ func (i *Instance) values(ctx context.Context, kind abi.Kind, export string, n i
 			}
 			r.Bytes, r.Int = v.Bytes, v.Int
 		}
-		return nil
+		return i.keepState(kind)
 	}
 	err := bisect(0, n, try, func(idx int, e *Error) {
 		e.Index = idx
@@ -216,6 +232,12 @@ func (i *Instance) AggInit(ctx context.Context) ([]byte, error) {
 	if v.Code != abi.CodeOK {
 		return nil, &Error{Function: i.fn.name, Kind: abi.KindAggregate, Cause: CauseGuest, Code: v.Code, Index: -1, Group: -1, Reason: "init: " + v.Reason}
 	}
+	if err := i.keepState(abi.KindAggregate); err != nil {
+		return nil, err
+	}
+	if sparse(len(view), len(v.Bytes)) {
+		v.Bytes = bytes.Clone(v.Bytes) // the instance keeps it
+	}
 	i.aggInit = v.Bytes
 	return v.Bytes, nil
 }
@@ -249,13 +271,14 @@ func (i *Instance) AggAdd(ctx context.Context, groups []abi.Group, out []abi.Add
 			i.discard(ctx)
 			return i.errorf(abi.KindAggregate, CauseMalformed, err, "%v", err)
 		}
+		compactAdded(len(view), scratch)
 		for j, a := range scratch {
 			out[base+lo+j] = abi.Added{Acc: a.Acc}
 			for _, ie := range a.Errors {
 				failed = append(failed, i.addError(lo+j, ie.Index, ie))
 			}
 		}
-		return nil
+		return i.keepState(abi.KindAggregate)
 	}
 	var stop error
 	err := bisect(0, len(groups), addRange, func(g int, e *Error) {
@@ -301,9 +324,14 @@ func (i *Instance) addRecords(ctx context.Context, g int, grp abi.Group, lo, hi 
 		if err != nil {
 			i.discard(ctx)
 			err = i.errorf(abi.KindAggregate, CauseMalformed, err, "%v", err)
+		} else {
+			compactAdded(len(view), added)
 		}
 	}
 	if err == nil {
+		if err := i.keepState(abi.KindAggregate); err != nil {
+			return nil, err
+		}
 		for _, ie := range added[0].Errors {
 			*failed = append(*failed, i.addError(g, lo+ie.Index, ie))
 		}
@@ -324,4 +352,83 @@ func (i *Instance) addRecords(ctx context.Context, g int, grp abi.Group, lo, hi 
 		return nil, err
 	}
 	return i.addRecords(ctx, g, grp, mid, hi, acc, failed)
+}
+
+// compactMin is the size of an answer whose copy is kept whole, whatever
+// its decoded values refer to.
+const compactMin = 64 << 10
+
+// sparse reports whether the copy of an answer of n bytes, of which its
+// decoded values refer to used, should not be kept for them: a guest can
+// answer mostly with what the host cuts or drops (a 60 MB reason is kept
+// as 4 KiB), and bisection makes one answer per record of a batch.
+func sparse(n, used int) bool { return n > compactMin && n > 2*used }
+
+// recordBytes is the count of answer bytes recs refer to.
+func recordBytes(recs []abi.Record) int {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Key) + len(recs[i].Value)
+		for _, h := range recs[i].Headers {
+			n += len(h.Value)
+		}
+	}
+	return n
+}
+
+// compactValues copies the bodies of a values answer of n bytes into a
+// buffer of their own when the answer is sparse.
+func compactValues(n int, vs []abi.Value) {
+	used := 0
+	for _, v := range vs {
+		used += len(v.Bytes)
+	}
+	if !sparse(n, used) {
+		return
+	}
+	c := compactor{buf: make([]byte, 0, used)}
+	for j := range vs {
+		vs[j].Bytes = c.own(vs[j].Bytes)
+	}
+}
+
+// compactAdded copies the accumulators of an aggregate add's answer of n
+// bytes into a buffer of their own when the answer is sparse.
+func compactAdded(n int, added []abi.Added) {
+	if n <= compactMin {
+		return
+	}
+	used := 0
+	for _, a := range added {
+		used += len(a.Acc)
+	}
+	if !sparse(n, used) {
+		return
+	}
+	c := compactor{buf: make([]byte, 0, used)}
+	for j := range added {
+		added[j].Acc = c.own(added[j].Acc)
+	}
+}
+
+// compactor copies byte slices into one buffer, made with the capacity
+// they need, so that the copies never move.
+type compactor struct{ buf []byte }
+
+// own returns b's copy: nil for nil, empty (not nil) for empty.
+func (c *compactor) own(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	s := len(c.buf)
+	c.buf = append(c.buf, b...)
+	return c.buf[s:len(c.buf):len(c.buf)]
+}
+
+// record makes rec's bytes its copies.
+func (c *compactor) record(rec *abi.Record) {
+	rec.Key, rec.Value = c.own(rec.Key), c.own(rec.Value)
+	for j := range rec.Headers {
+		rec.Headers[j].Value = c.own(rec.Headers[j].Value)
+	}
 }

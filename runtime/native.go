@@ -304,14 +304,34 @@ func (i *Instance) processNative(ctx context.Context, in []abi.Record, out *Outp
 		out.Records, out.From, out.arena = out.Records[:nr], out.From[:nf], out.arena[:na]
 	}
 	i.out = out
+	var st State // what ProcessState sees: nil without a store
+	if i.state != nil {
+		st = callState{i}
+	}
+	var stop error // a store error: it fails the batch
 	each(len(in), func(j int) {
+		if stop != nil {
+			return
+		}
 		nr, nf, na = len(out.Records), len(out.From), len(out.arena)
 		i.from = int32(j)
 		var err error
 		if n.Process != nil {
 			err = n.Process(&in[j], i.emit)
 		} else {
-			err = n.ProcessState(i.state, &in[j], i.emit)
+			// Each record is a call of its own: its writes apply unless it
+			// panics or breaks the state limits (state.go).
+			i.limitErr = nil
+			i.beginState()
+			err = n.ProcessState(st, &in[j], i.emit)
+			if i.limitErr != nil {
+				rollback()
+				i.writes.reset()
+				out.Failed = append(out.Failed, &Error{Function: i.fn.name, Kind: abi.KindProcess, Cause: CauseStateLimit,
+					Index: j, Group: -1, Reason: i.limitErr.Error(), Err: i.limitErr})
+				return
+			}
+			stop = i.keepState(abi.KindProcess)
 		}
 		if err != nil {
 			rollback()
@@ -319,10 +339,11 @@ func (i *Instance) processNative(ctx context.Context, in []abi.Record, out *Outp
 		}
 	}, func(j int, v any, stack []byte) {
 		rollback()
+		i.writes.reset()
 		out.Failed = append(out.Failed, i.nativePanic(abi.KindProcess, -1, j, v, stack))
 	})
 	i.out = nil
-	return nil
+	return stop
 }
 
 // emitNative is the emit function of Process: it copies r's bytes into the

@@ -11,8 +11,14 @@ const (
 	DefaultCallTimeout = time.Second
 	DefaultPoolSize    = 8 // idle instances kept per function
 	DefaultLogRate     = 100
-	maxMemoryLimit     = 2<<30 - 64<<10 // keep pointers below 2^31 (ABI.md section 2)
-	pageSize           = 64 << 10
+	// DefaultMaxModuleSize bounds the bytes of a module Load accepts: Go
+	// guests are about 3 MB, TinyGo, Rust and C ones far less.
+	DefaultMaxModuleSize = 64 << 20
+	// DefaultCompileTimeout bounds the time Load spends compiling a module
+	// (a Go guest takes about a second, more on a busy machine).
+	DefaultCompileTimeout = time.Minute
+	maxMemoryLimit        = 2<<30 - 64<<10 // keep pointers below 2^31 (ABI.md section 2)
+	pageSize              = 64 << 10
 )
 
 // Clock selects the clocks a guest sees through WASI.
@@ -38,6 +44,8 @@ type config struct {
 	seed        uint64
 	counters    Counters
 	noInterrupt bool
+	maxModule   int
+	compileTime time.Duration
 }
 
 func defaultConfig() config {
@@ -47,6 +55,8 @@ func defaultConfig() config {
 		callTimeout: DefaultCallTimeout,
 		poolSize:    DefaultPoolSize,
 		logRate:     DefaultLogRate,
+		maxModule:   DefaultMaxModuleSize,
+		compileTime: DefaultCompileTimeout,
 	}
 }
 
@@ -87,8 +97,30 @@ func WithCallTimeout(d time.Duration) Option { return optFunc(func(c *config) { 
 func WithPoolSize(n int) Option { return optFunc(func(c *config) { c.poolSize = n }) }
 
 // WithLogRate limits guest log lines (host log calls plus stdout/stderr) to n
-// per second per function; excess lines are counted and reported. Default 100.
+// lines and n KiB per second per function; excess lines are counted and
+// reported. A line is at most 4 KiB (longer ones are cut). Default 100.
 func WithLogRate(n int) Option { return optFunc(func(c *config) { c.logRate = n }) }
+
+// WithMaxModuleSize bounds the size of a module Load accepts, in bytes; a
+// larger one is refused with ErrModuleLimit. Default DefaultMaxModuleSize
+// (64 MiB).
+func WithMaxModuleSize(bytes int) Option { return optFunc(func(c *config) { c.maxModule = bytes }) }
+
+// WithCompileTimeout bounds the time Load spends compiling one module; past
+// it (or when Load's context is done first) Load returns ErrCompileTimeout
+// (or the context's error). Default DefaultCompileTimeout (1 minute).
+//
+// # Why the compile goes on
+//
+// wazero's compiler does not look at the context while it compiles a
+// function, so a compile cannot be stopped: Load abandons it and returns,
+// and the compile runs on in its goroutine (using a CPU) until it ends,
+// when its runtime is closed. The bounds Load checks before compiling
+// (nesting depth, br_table sizes, function count and size, module size)
+// keep such compiles short; the timeout is the last resort.
+func WithCompileTimeout(d time.Duration) Option {
+	return optFunc(func(c *config) { c.compileTime = d })
+}
 
 // WithClock selects the guest clocks. Default ClockDeterministic.
 func WithClock(k Clock) Option { return optFunc(func(c *config) { c.clock = k }) }

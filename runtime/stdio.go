@@ -8,39 +8,50 @@ import (
 	"time"
 )
 
-// limiter is a token bucket of log lines per second, shared by every instance
-// of a function. Lines over the rate are counted and reported once tokens are
-// available again, so a chatty guest cannot flood the node's log.
+// limiter is a token bucket of log lines and bytes per second, shared by
+// every instance of a function. Lines over either rate are counted and
+// reported once tokens are available again, so a chatty guest cannot flood
+// the node's log, with many lines or with long ones.
 type limiter struct {
-	rate float64
-	mu   struct {
+	rate, byteRate float64
+	mu             struct {
 		sync.Mutex
-		tokens     float64
-		last       time.Time
-		suppressed int64
+		tokens, bytes float64
+		last          time.Time
+		suppressed    int64
 	}
 }
 
+// logBytesPerLine sets the byte rate from the line rate: n lines or n KiB a
+// second, whichever comes first (a guest line is at most maxLine, 4 KiB).
+const logBytesPerLine = 1 << 10
+
 func newLimiter(perSecond int) *limiter {
-	l := &limiter{rate: float64(perSecond)}
-	l.mu.tokens = l.rate
+	l := &limiter{rate: float64(perSecond), byteRate: float64(perSecond) * logBytesPerLine}
+	l.mu.tokens, l.mu.bytes = l.rate, l.byteRate
 	return l
 }
 
-// allow reports whether a line may be logged now, and how many lines were
-// suppressed since the last allowed one.
-func (l *limiter) allow(now time.Time) (ok bool, suppressed int64) {
+// allow reports whether a line of size bytes may be logged now, and how many
+// lines were suppressed since the last allowed one.
+func (l *limiter) allow(now time.Time, size int) (ok bool, suppressed int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.mu.last.IsZero() {
-		l.mu.tokens = min(l.rate, l.mu.tokens+now.Sub(l.mu.last).Seconds()*l.rate)
+		d := now.Sub(l.mu.last).Seconds()
+		l.mu.tokens = min(l.rate, l.mu.tokens+d*l.rate)
+		l.mu.bytes = min(l.byteRate, l.mu.bytes+d*l.byteRate)
 	}
 	l.mu.last = now
-	if l.mu.tokens < 1 {
+	// A line longer than a second's bytes (a native panic's stack under a
+	// low rate) costs a second's bytes, so that it can pass at all.
+	need := min(float64(size), l.byteRate)
+	if l.mu.tokens < 1 || l.mu.bytes < need {
 		l.mu.suppressed++
 		return false, 0
 	}
 	l.mu.tokens--
+	l.mu.bytes -= need
 	suppressed, l.mu.suppressed = l.mu.suppressed, 0
 	return true, suppressed
 }
@@ -51,7 +62,7 @@ func (f *Function) guestLog(ctx context.Context, level slog.Level, msg, text str
 	if !lg.Enabled(ctx, level) {
 		return
 	}
-	ok, suppressed := f.limiter.allow(time.Now())
+	ok, suppressed := f.limiter.allow(time.Now(), len(text))
 	if !ok {
 		return
 	}

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the toolchains the tests use to build guests from source:
 #   WAT (wabt), C (clang-19 + wasi-libc), Rust (Debian's rustc 1.63 + wasm32
-#   std + lld-14), AssemblyScript (npm, pinned in sdk/assemblyscript), and
-#   headless Chromium for the dashboard's browser test (cmd/eddy).
+#   std + lld-14), AssemblyScript (npm, pinned in sdk/assemblyscript),
+#   headless Chromium for the dashboard's browser test (cmd/eddy), and kcat
+#   (librdkafka), the client that is not Go reading exactly-once output in
+#   cmd/eddy's kcat test.
 # Go comes with the machine. Only Debian packages and the npm registry are
 # used. Idempotent: installs only what is missing.
 set -euo pipefail
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 
-pkgs=(make wabt clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc rustc libstd-rust-dev-wasm32 lld-14 chromium)
+pkgs=(make wabt clang-19 lld-19 libclang-rt-19-dev-wasm32 wasi-libc rustc libstd-rust-dev-wasm32 lld-14 chromium kcat)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

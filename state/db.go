@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -37,7 +38,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(2).
 		WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(64 << 20)
+		WithValueLogFileSize(valueLogFileSize)
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("")
 	}
@@ -47,6 +48,10 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	return &DB{bdb: bdb}, nil
 }
+
+// valueLogFileSize is the size of Badger's value log files, which also
+// bounds a value.
+const valueLogFileSize = 64 << 20
 
 // Close closes the database. Pending changes of open stores are lost.
 func (db *DB) Close() error { return db.bdb.Close() }
@@ -74,6 +79,53 @@ func (db *DB) Store(pipeline, name string, partition int32) *Store {
 	}
 }
 
+// Limits of a store's keys and values. Put and Create refuse longer ones
+// (ErrTooLarge), so that neither the changelog nor Badger ever sees them:
+// Badger refuses keys over 65,000 bytes at the commit, which would stop the
+// node; and a changelog record (key, value and about a hundred bytes of
+// record overhead) must stay under the producer's and a default broker's
+// message limit (1,000,012 bytes for franz-go's default batch size). The
+// guest's limits (abi.MaxStateKey, abi.MaxStateValue) and those of the
+// record keys of aggregate and join steps leave room for the host's
+// prefixes within these.
+const (
+	MaxKey   = 16<<10 + 64 // 16 KiB for a guest's or a record's key, plus the host's prefixes
+	MaxValue = 960 << 10   // 960 KiB
+)
+
+// badgerMaxKey is the longest key Badger takes (its maxKeySize), prefix
+// included.
+const badgerMaxKey = 65000
+
+// Restorable reports whether Restore can apply a change of key to value:
+// whether Badger takes it. It may be over MaxKey or MaxValue (a changelog
+// written before those limits, by an older version), but not over what
+// Badger refuses (a key over 65,000 bytes with the store's prefix, a value
+// over the value log's file size), which would fail every restore.
+func (s *Store) Restorable(key, value []byte) bool {
+	return len(s.data)+len(key) <= badgerMaxKey && len(value) < valueLogFileSize
+}
+
+// ErrTooLarge is returned by Put and Create for a key or value over the
+// limits (MaxKey, MaxValue). The store is unchanged.
+var ErrTooLarge = errors.New("state: key or value too large")
+
+// ErrBadCheckpoint is returned by Checkpoint and CheckpointOf for a stored
+// checkpoint that does not decode (damaged, or not written by this
+// package): the local copy cannot say where it is, so the caller rebuilds
+// the store from its changelog.
+var ErrBadCheckpoint = errors.New("state: checkpoint does not decode")
+
+func checkSize(key, value []byte) error {
+	switch {
+	case len(key) > MaxKey:
+		return fmt.Errorf("%w: key of %d bytes, the limit is %d", ErrTooLarge, len(key), MaxKey)
+	case len(value) > MaxValue:
+		return fmt.Errorf("%w: value of %d bytes, the limit is %d", ErrTooLarge, len(value), MaxValue)
+	}
+	return nil
+}
+
 // Change is one change to a key: a new value, or a deletion.
 type Change struct {
 	Key     []byte
@@ -99,6 +151,9 @@ type Store struct {
 	// bytes: past it, it starts over.
 	reads      map[string]committed
 	readsBytes int
+	// changelogID is the id of the changelog topic the checkpoints refer
+	// to (SetChangelogID), written with each; zero when unknown.
+	changelogID [16]byte
 }
 
 // committed is a key's committed value as reads keeps it (ok false: absent).
@@ -167,8 +222,12 @@ func (s *Store) Get(key []byte) ([]byte, bool, error) {
 	return bytes.Clone(v), true, nil
 }
 
-// Put sets key to value in the open transaction.
+// Put sets key to value in the open transaction. It returns ErrTooLarge,
+// changing nothing, for a key or value over the limits.
 func (s *Store) Put(key, value []byte) error {
+	if err := checkSize(key, value); err != nil {
+		return err
+	}
 	s.change(key, bytes.Clone(value), false, false)
 	return nil
 }
@@ -179,13 +238,19 @@ func (s *Store) Put(key, value []byte) error {
 // disk for a key that lived only inside the transaction (a session window
 // that grew, a window opened and expired between two commits).
 func (s *Store) Create(key, value []byte) error {
+	if err := checkSize(key, value); err != nil {
+		return err
+	}
 	s.change(key, bytes.Clone(value), false, true)
 	return nil
 }
 
-// Delete removes key in the open transaction.
+// Delete removes key in the open transaction. A key over MaxKey is never
+// stored: deleting it does nothing.
 func (s *Store) Delete(key []byte) error {
-	s.change(key, nil, true, false)
+	if len(key) <= MaxKey {
+		s.change(key, nil, true, false)
+	}
 	return nil
 }
 
@@ -285,24 +350,52 @@ func (s *Store) apply(changes iter.Seq[*Change], next int64) error {
 			err = wb.Set(s.dataKey(c.Key), c.Value)
 		}
 		if err != nil {
-			return fmt.Errorf("state: write: %w", err)
+			return fmt.Errorf("state: write: %w", brief{err})
 		}
 	}
-	if err := wb.Set(bytes.Clone(s.checkpoint), binary.BigEndian.AppendUint64(nil, uint64(next))); err != nil {
-		return fmt.Errorf("state: write checkpoint: %w", err)
+	if err := wb.Set(bytes.Clone(s.checkpoint), appendCheckpoint(nil, next, s.changelogID)); err != nil {
+		return fmt.Errorf("state: write checkpoint: %w", brief{err})
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("state: commit: %w", err)
+		return fmt.Errorf("state: commit: %w", brief{err})
 	}
 	return nil
 }
+
+// brief is a Badger error shown by its first line, at most briefLen bytes:
+// some of Badger's errors carry a hex dump of the key or value at fault
+// (up to a KiB of it, over dozens of lines), which must not reach the log.
+type brief struct{ err error }
+
+const briefLen = 200
+
+func (b brief) Error() string {
+	s := b.err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > briefLen {
+		s = s[:briefLen] + "..."
+	}
+	return s
+}
+
+func (b brief) Unwrap() error { return b.err }
 
 // Checkpoint returns the changelog offset the local copy reaches (where a
 // restore continues reading), or -1 when the store has never been written:
 // restore it from the start of the changelog.
 func (s *Store) Checkpoint() (int64, error) {
-	var next int64 = -1
-	err := s.db.bdb.View(func(txn *badger.Txn) error {
+	next, _, err := s.CheckpointOf()
+	return next, err
+}
+
+// CheckpointOf is Checkpoint with the id of the changelog topic the
+// checkpoint refers to: zero when it was written without one (before
+// SetChangelogID, or by a version that did not record ids).
+func (s *Store) CheckpointOf() (next int64, changelogID [16]byte, err error) {
+	next = -1
+	err = s.db.bdb.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(s.checkpoint)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
@@ -311,18 +404,47 @@ func (s *Store) Checkpoint() (int64, error) {
 			return err
 		}
 		return it.Value(func(v []byte) error {
-			if len(v) != 8 {
-				return fmt.Errorf("checkpoint of %d bytes", len(v))
-			}
-			next = int64(binary.BigEndian.Uint64(v))
-			return nil
+			next, changelogID, err = decodeCheckpoint(v)
+			return err
 		})
 	})
 	if err != nil {
-		return -1, fmt.Errorf("state: checkpoint: %w", err)
+		return -1, [16]byte{}, fmt.Errorf("state: checkpoint: %w", err)
 	}
-	return next, nil
+	return next, changelogID, nil
 }
+
+// appendCheckpoint appends a checkpoint's encoding to b: the offset (8
+// bytes, big-endian), then the changelog's id when known (16 bytes).
+func appendCheckpoint(b []byte, next int64, changelogID [16]byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(next))
+	if changelogID != ([16]byte{}) {
+		b = append(b, changelogID[:]...)
+	}
+	return b
+}
+
+// decodeCheckpoint decodes appendCheckpoint's output; a checkpoint written
+// before ids were recorded is the 8 bytes of the offset alone.
+func decodeCheckpoint(v []byte) (next int64, changelogID [16]byte, err error) {
+	if len(v) != 8 && len(v) != 24 {
+		return -1, changelogID, fmt.Errorf("%w: %d bytes", ErrBadCheckpoint, len(v))
+	}
+	next = int64(binary.BigEndian.Uint64(v))
+	if next < 0 {
+		// Commit and Restore write offsets of a changelog, never negative.
+		return -1, changelogID, fmt.Errorf("%w: offset %d", ErrBadCheckpoint, next)
+	}
+	copy(changelogID[:], v[8:])
+	return next, changelogID, nil
+}
+
+// SetChangelogID sets the id of the changelog topic (Kafka's topic id) that
+// the store's checkpoints refer to from now on: Commit and Restore write it
+// with the offset, so that a restore can tell a changelog that was deleted
+// and created again from the one the local copy follows. Zero: unknown
+// (the broker gives no ids).
+func (s *Store) SetChangelogID(id [16]byte) { s.changelogID = id }
 
 // Wipe deletes the keyspace and its checkpoint, and drops pending changes:
 // the store is rebuilt from the changelog alone afterwards.

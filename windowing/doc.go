@@ -35,6 +35,12 @@
 // tumbling and hopping windows of whole days can be aligned to local
 // midnight of an IANA zone ([Spec.In]), so they follow DST.
 //
+// Event times are valid from [MinTime] to [MaxTime], the years 0000 to 9999
+// UTC. [Windower.Process] refuses a record outside with an error wrapping
+// [ErrTimeRange] and [ErrNoTimestamp] (the caller dead-letters it), and
+// Progress refuses such a time. Durations are at most about 292 years, so
+// within the range no window bound, close or expiry time can overflow.
+//
 // # Watermarks and lateness
 //
 // A partition's watermark is the largest event time seen on it minus

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -67,7 +68,8 @@ func (p ProcessingTime) Timestamp(*abi.Record) (int64, error) { return p.Clock()
 // JSONField extracts event time from a field of a JSON record value, named
 // by a dotted path such as "payload.ts". The field may be an integer number
 // of milliseconds since the epoch or an RFC 3339 string (a zone offset is
-// required; the result is UTC).
+// required; the result is UTC). The value must be one JSON document, with
+// nothing after it but white space.
 type JSONField struct {
 	path []string
 }
@@ -91,6 +93,10 @@ func (j *JSONField) Timestamp(rec *abi.Record) (int64, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return 0, fmt.Errorf("json timestamp %s: %w: %w", j, ErrNoTimestamp, err)
+	}
+	// The value must be one JSON document: Decode stops after the first.
+	if _, err := dec.Token(); err != io.EOF {
+		return 0, fmt.Errorf("json timestamp %s: bytes after the JSON value: %w", j, ErrNoTimestamp)
 	}
 	for _, p := range j.path {
 		m, ok := v.(map[string]any)
@@ -120,3 +126,60 @@ func (j *JSONField) Timestamp(rec *abi.Record) (int64, error) {
 
 // String returns the dotted path.
 func (j *JSONField) String() string { return strings.Join(j.path, ".") }
+
+// The valid event-time range, in UTC milliseconds since the epoch: the years
+// 0000 to 9999, as in Flink SQL's TIMESTAMP and as far as an RFC 3339 string
+// can reach. A record whose event time lies outside is refused by
+// [Windower.Process] (the caller dead-letters it) instead of being windowed.
+//
+// Why a range and not all of int64: window bounds, close and expiry times
+// add durations (size, grace, retention, gap, disorder) to event times. A
+// [time.Duration] is at most about 292 years (9,223,372,036,854 ms), so with
+// event times inside the range every such sum of a few durations stays
+// within ±3·10^14 ms, 30,000 times short of the int64 limits: no time
+// computation can overflow, whatever the configuration. Without the range a
+// time within one window of the int64 limits wrapped around, and window
+// assignment looped forever.
+const (
+	MinTime int64 = -62167219200000 // 0000-01-01T00:00:00Z
+	MaxTime int64 = 253402300799999 // 9999-12-31T23:59:59.999Z
+)
+
+// ErrTimeRange is wrapped by the error about an event time outside
+// [MinTime, MaxTime]. Such an error also wraps [ErrNoTimestamp]: the record
+// has no usable event time, and a caller that dead-letters records without
+// one dead-letters it too.
+var ErrTimeRange = errors.New("windowing: event time out of range")
+
+// CheckTime returns nil when t is a valid event time, else an error wrapping
+// [ErrTimeRange] and [ErrNoTimestamp] that names t and the range.
+func CheckTime(t int64) error {
+	if t < MinTime || t > MaxTime {
+		return rangeError(t)
+	}
+	return nil
+}
+
+type rangeError int64
+
+func (e rangeError) Error() string {
+	return fmt.Sprintf("event time %d out of range: valid event times are %d to %d ms (0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)",
+		int64(e), MinTime, MaxTime)
+}
+
+func (e rangeError) Is(target error) bool { return target == ErrTimeRange || target == ErrNoTimestamp }
+
+// maxSpan is the largest time.Duration in milliseconds: no window, close or
+// expiry time reaches further than a few of these beyond the event-time
+// range.
+const maxSpan = int64(1<<63-1) / int64(time.Millisecond)
+
+// validWindow reports whether w is a window that event times in range can
+// make: non-empty, holding times in range, and no wider than a duration
+// beyond them. [Windower.Restore] and [Config.Compose] take windows from a
+// store and refuse others, so that arithmetic on them cannot overflow
+// either.
+func validWindow(w Window) bool {
+	return w.Start < w.End && w.Start <= MaxTime && w.End > MinTime &&
+		w.Start >= MinTime-maxSpan && w.End <= MaxTime+maxSpan+1
+}

@@ -46,9 +46,13 @@ type partition struct {
 }
 
 // NewWatermarks returns a tracker; idle 0 disables idleness, and clock is
-// read only by Tick and Assign.
+// read only by Tick and Assign. A negative disorder counts as 0.
+//
+// Observe takes any int64 time: a watermark that would fall below
+// NoWatermark is NoWatermark (the callers, Windower and join.WindowJoin,
+// refuse times outside [MinTime, MaxTime] before they get here).
 func NewWatermarks(disorder, idle time.Duration, clock func() time.Time) *Watermarks {
-	return &Watermarks{disorder: disorder.Milliseconds(), idle: idle, clock: clock, current: NoWatermark}
+	return &Watermarks{disorder: max(0, disorder.Milliseconds()), idle: idle, clock: clock, current: NoWatermark}
 }
 
 // Assign declares partitions of the task so that they hold the watermark
@@ -159,8 +163,8 @@ func (w *Watermarks) Partition(id int32) (wm int64, idle bool) {
 }
 
 func (w *Watermarks) partWM(p *partition) int64 {
-	if p.maxTime == NoWatermark {
-		return NoWatermark
+	if p.maxTime < NoWatermark+w.disorder {
+		return NoWatermark // saturate rather than wrap around to the future
 	}
 	return p.maxTime - w.disorder
 }

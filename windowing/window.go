@@ -149,7 +149,17 @@ func (s Spec) In(loc *time.Location) Spec {
 
 const day = 24 * time.Hour
 
+// MaxWindowsPerRecord bounds how many hopping windows a record belongs to
+// (size/advance, rounded up): the work and memory one record costs, which a
+// configuration such as a day every millisecond (86,400,000 windows) would
+// make unbounded. A day every 10 s is 8,640.
+const MaxWindowsPerRecord = 10_000
+
 // Validate reports whether s is usable. The error wraps [ErrInvalidConfig].
+//
+// Durations need no upper bound: a time.Duration is at most about 292
+// years, and event times are bounded ([MinTime], [MaxTime]), so window
+// bounds plus any durations cannot overflow.
 func (s Spec) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s window: %s: %w", s.Kind, fmt.Sprintf(format, args...), ErrInvalidConfig)
@@ -167,6 +177,14 @@ func (s Spec) Validate() error {
 		}
 		if s.Location != nil && (s.Size%day != 0 || s.Advance%day != 0) {
 			return bad("a time zone needs size and advance in whole days, got %v and %v", s.Size, s.Advance)
+		}
+		n := s.Size / s.Advance // rounded up below; size+advance-1 could overflow
+		if s.Size%s.Advance != 0 {
+			n++
+		}
+		if n > MaxWindowsPerRecord {
+			return bad("size %v every %v puts each record in %d windows, more than %d: make the advance at least size/%d, or use a sliding window",
+				s.Size, s.Advance, n, MaxWindowsPerRecord, MaxWindowsPerRecord)
 		}
 	case KindSliding:
 		if s.Size < time.Millisecond || s.Size%time.Millisecond != 0 {
@@ -313,6 +331,12 @@ func (c Config) Compose(wm int64, units []Window) []Composite {
 	at := map[Window]int{} // window → index in out
 	var wins []Window
 	for _, u := range units {
+		if !validWindow(u) {
+			// Not a pane of in-range times (a corrupt entry): shown as
+			// it is, rather than composing windows around it.
+			out = append(out, Composite{Window: u, Units: []Window{u}})
+			continue
+		}
 		wins = a.assign(wins[:0], u.Start)
 		for _, w := range wins {
 			if w.End+c.Grace.Milliseconds()+c.Retention.Milliseconds() <= wm {

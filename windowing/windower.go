@@ -297,10 +297,13 @@ func (w *Windower) Stats() Stats {
 // accumulator in its store, in any order: windows already closed at that
 // watermark are marked fired (they only await expiry), the others are
 // scheduled to fire. Sliding accumulators are panes [t, t+1), hopping ones
-// panes of gcd(size, advance) (see the package documentation); a hopping
-// entry that is not such a pane (state of an older layout, or of other
-// windows) is an error wrapping ErrInvalidConfig. A global count window
-// needs its count too: give it with RestoreCount (see TakeCounts).
+// panes of gcd(size, advance) (see the package documentation); an entry
+// that is not one of the windows or panes of the configuration (a hopping
+// entry of an older layout, state of other windows, a corrupt entry) is an
+// error wrapping ErrInvalidConfig, and nothing of it is kept; so is a
+// window that no event time in [MinTime, MaxTime] can make (that error
+// also wraps ErrTimeRange). A global count window needs its count too:
+// give it with RestoreCount (see TakeCounts).
 //
 // The per-partition watermarks start over from the restored task watermark,
 // which never goes backwards; call Assign with the task's partitions too, or
@@ -314,8 +317,20 @@ func (w *Windower) Restore(watermark int64, key []byte, win Window) error {
 		}
 		return nil // its accumulator is all the state besides the count
 	}
+	if !validWindow(win) {
+		return fmt.Errorf("windowing: restore %v: outside the event-time range: %w: %w", win, ErrTimeRange, ErrInvalidConfig)
+	}
+	// The entry comes from a store that a changelog topic restores: check
+	// that it is a window (or pane) these windows can have before keeping
+	// anything of it (validWindow checked that it ends after it starts).
 	if w.paned {
 		return w.restorePane(key, win)
+	}
+	switch k := w.cfg.Window.Kind; {
+	case k == KindTumbling && !w.al.isPane(win):
+		return fmt.Errorf("windowing: restore %v: not one of %v windows: %w", win, w.cfg.Window.Size, ErrInvalidConfig)
+	case k == KindSliding && win.End != win.Start+1:
+		return fmt.Errorf("windowing: restore %v: not a pane of sliding windows: %w", win, ErrInvalidConfig)
 	}
 	w.restoreWindow(key, win)
 	switch w.cfg.Window.Kind {
@@ -338,8 +353,8 @@ func (w *Windower) Restore(watermark int64, key []byte, win Window) error {
 // each window that contains the pane and has not expired yet.
 func (w *Windower) restorePane(key []byte, pane Window) error {
 	if !w.al.isPane(pane) {
-		return fmt.Errorf("windowing: restore %q %v: not a pane of %v windows every %v (state written before hopping windows were kept in panes, or for other windows): %w",
-			key, pane, w.cfg.Window.Size, w.cfg.Window.Advance, ErrInvalidConfig)
+		return fmt.Errorf("windowing: restore %v: not a pane of %v windows every %v (state written before hopping windows were kept in panes, or for other windows): %w",
+			pane, w.cfg.Window.Size, w.cfg.Window.Advance, ErrInvalidConfig)
 	}
 	w.buf = w.al.assignUnit(w.buf[:0], w.al.unit(pane.Start))
 	for i, win := range w.buf {
@@ -375,11 +390,16 @@ func (w *Windower) restoreWindow(key []byte, win Window) {
 // reports it in out.Late for windows already closed, advances the
 // watermark and appends the resulting emissions to out.
 //
-// An extractor error wraps ErrNoTimestamp (the record was not used; the
-// caller dead-letters it); a Store error is returned wrapped and leaves the
-// Windower in an undefined state (the task restarts from its checkpoint).
+// An extractor error, or an event time outside [MinTime, MaxTime] (an
+// error wrapping ErrTimeRange), wraps ErrNoTimestamp: the record was not
+// used and the caller dead-letters it. A Store error is returned wrapped
+// and leaves the Windower in an undefined state (the task restarts from
+// its checkpoint).
 func (w *Windower) Process(partition int32, rec *abi.Record, out *Output) error {
 	t, err := w.time.Timestamp(rec)
+	if err == nil {
+		err = CheckTime(t)
+	}
 	if err != nil {
 		return fmt.Errorf("windowing: partition %d: %w", partition, err)
 	}
@@ -408,8 +428,14 @@ func (w *Windower) Process(partition int32, rec *abi.Record, out *Output) error 
 // record: its watermark becomes t minus the disorder, as if a record at t
 // had arrived. An upstream task that redistributes records sends its
 // progress this way, so that a downstream partition it sends no record to
-// does not hold the watermark back. Emissions are appended to out.
+// does not hold the watermark back. Emissions are appended to out. A t
+// outside [MinTime, MaxTime] is refused with an error wrapping
+// ErrTimeRange, and changes nothing: a forged or corrupt progress marker
+// must not move the watermark to the end of time.
 func (w *Windower) Progress(partition int32, t int64, out *Output) error {
+	if err := CheckTime(t); err != nil {
+		return fmt.Errorf("windowing: progress of partition %d: %w", partition, err)
+	}
 	if nwm := max(w.wms.Observe(partition, t), w.floor); nwm > w.advanced {
 		return w.advanceTo(nwm, out)
 	}

@@ -91,7 +91,7 @@ batch_size: 500
 	}
 	defer eng.Close(context.Background())
 	node, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: brokers, NodeID: "bench", Engine: eng,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), UnsignedRegistry: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -90,6 +90,9 @@ window closes.
   allocs/event: heap allocations of the whole process while the node runs —
     the embedded broker's included — less the output reader's (measured by
     reading the output again after the run).
+  CPU (--json only, ns): user and system CPU time of the whole process over
+    the timed part: the node, the output reader and the counter sampling
+    (and an embedded broker's, without --brokers).
 A run that makes no progress for a minute fails, as does one longer than
 --timeout.`,
 		Example: `  eddy bench nexmark --query q1 --events 1000000 --both
@@ -98,6 +101,9 @@ A run that makes no progress for a minute fails, as does one longer than
   eddy bench nexmark --query q1 --kafka --guarantee at_least_once --brokers 127.0.0.1:9092`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPartitions(int(o.Partitions)); err != nil {
+				return err
+			}
 			if len(nf.queries) == 1 && nf.queries[0] == "all" {
 				nf.queries = nxbench.Names()
 			}
@@ -250,6 +256,9 @@ writing, nothing else. Prints the events written and the rate.`,
   eddy bench nexmark gen --events 10000 --out events.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPartitions(int(o.Partitions)); err != nil {
+				return err
+			}
 			if out != "" && (useEmbedded || cmd.Flags().Changed("brokers")) {
 				return fmt.Errorf("--out writes a file: give it without --brokers or --embedded")
 			}

@@ -23,8 +23,8 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
-	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // chromium returns the path of a headless-capable Chromium: $EDDY_CHROMIUM,
@@ -102,11 +102,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"orders", "orders-dlq", "orders-late", "counts"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := testkafka.StartPartitions(t, 2, "orders", "orders-dlq", "orders-late", "counts")
 	filter, _ := filepath.Abs(td("go/filter.wasm"))
 	count, _ := filepath.Abs(td("go/nx-count.wasm"))
 	pipe := filepath.Join(t.TempDir(), "shop.yaml")

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/host/admin"
-	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 func freeAddr(t *testing.T) string {
@@ -32,11 +32,7 @@ func freeAddr(t *testing.T) string {
 // real node: no token or a wrong one is 401 and changes nothing, an
 // oversized upload is 413, and a hostile module is refused with its reason.
 func TestDeployIntoARunningNode(t *testing.T) {
-	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "words-up", "words-dlq"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := testkafka.StartPartitions(t, 2, "words", "words-up", "words-dlq")
 	upper, _ := filepath.Abs(td("go/upper.wasm"))
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: words
@@ -52,7 +48,7 @@ delivery: exactly_once
 	addr := freeAddr(t)
 	url := "http://" + addr
 	ctx := context.Background()
-	stop, _ := startRun(t, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
+	stop, _ := startRun(t, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr, "--data-dir", t.TempDir(),
 		"--admin-token-file", tokenFile, "--admin-max-upload", "3MiB")
 	defer stop()
 	cl := &admin.Client{BaseURL: url}
@@ -77,7 +73,7 @@ delivery: exactly_once
 		}
 	}
 	big := append(bytes.Clone(cModule), make([]byte, 4<<20)...)
-	_, err = (&admin.Client{BaseURL: url, Token: "s3cret"}).Deploy(ctx, admin.DeployRequest{Pipeline: "words", Step: "up", Module: big})
+	_, err := (&admin.Client{BaseURL: url, Token: "s3cret"}).Deploy(ctx, admin.DeployRequest{Pipeline: "words", Step: "up", Module: big})
 	if ae := admin.AsError(err); ae == nil || ae.Status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized deploy: %v, want 413", err)
 	}
@@ -120,15 +116,23 @@ delivery: exactly_once
 	if code != 0 || !strings.Contains(out, "promote words/up: version 4") {
 		t.Fatalf("promote: exit %d\n%s%s", code, out, stderr)
 	}
+
+	// With no node running, a rollback goes straight to the registry,
+	// signed with the token; without the token it is refused.
+	stop()
+	_, stderr, code = run(t, "", "functions", "rollback", "-p", "words", "-s", "up", "--brokers", b.Addr())
+	if code == 0 || !strings.Contains(stderr, "unsigned") {
+		t.Fatalf("rollback through Kafka without a token: exit %d: %s", code, stderr)
+	}
+	out, stderr, code = run(t, "", "functions", "rollback", "-p", "words", "-s", "up", "--brokers", b.Addr(), "--token-file", tokenFile)
+	if code != 0 || !strings.Contains(out, "rollback words/up: version 5") || !strings.Contains(out, "back to version 2") {
+		t.Fatalf("rollback through Kafka: exit %d\n%s%s", code, out, stderr)
+	}
 }
 
 // TestStateGet reads a stateful step's state through `eddy state get`.
 func TestStateGet(t *testing.T) {
-	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "counted", "words-dlq"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := testkafka.StartPartitions(t, 2, "words", "counted", "words-dlq")
 	counter, _ := filepath.Abs(td("go/counter.wasm"))
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: counted

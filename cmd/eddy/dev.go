@@ -16,6 +16,7 @@ import (
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/jsonl"
+	"github.com/eddy-streams/eddy/registry"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -121,7 +122,15 @@ func (c *cli) runDev(ctx context.Context, f *devFlags) error {
 		return err
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
-	node, err := host.NewNode(ctx, p, host.NodeConfig{Brokers: brokers, NodeID: "dev", Engine: eng, Logger: c.logger})
+	devTok, err := admin.ResolveToken(f.admin.token, f.admin.tokenFile)
+	if err != nil {
+		return fmt.Errorf("admin token: %w", err)
+	}
+	// The demo's broker is its own, in memory: with a token its registry
+	// events are signed as a node's are; without one no deploy can be made
+	// (the admin API refuses them), so there is nothing to verify.
+	node, err := host.NewNode(ctx, p, host.NodeConfig{Brokers: brokers, NodeID: "dev", Engine: eng, Logger: c.logger,
+		RegistryKey: registry.Key(devTok), UnsignedRegistry: devTok == ""})
 	if err != nil {
 		return err
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/registry"
 )
@@ -228,7 +230,8 @@ func newFunctionsRollbackCmd(c *cli) *cobra.Command {
 	var af adminFlags
 	var sf stepFlags
 	var version int
-	var note string
+	var note, brokers, topic string
+	var unsigned bool
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Make an earlier version of a step's function live again",
@@ -236,13 +239,39 @@ func newFunctionsRollbackCmd(c *cli) *cobra.Command {
 version live before the current one, or --version N. Every node running
 the pipeline swaps to it; the rollback is recorded as a new version.
 
+With --brokers, the rollback is written straight to the registry topic,
+without a running node: for when no node of the pipeline can start. It is
+signed with the pipeline's admin token (--token-file, EDDY_ADMIN_TOKEN or
+--token), as the nodes refuse unsigned events; --registry-unsigned writes
+it unsigned, for nodes run with --registry-unsigned.
+
 ` + eventFormat,
 		Example: `  eddy functions rollback -p orders -s enrich --note "3.1 drops records"
-  eddy functions rollback -p orders -s enrich --version 2`,
+  eddy functions rollback -p orders -s enrich --version 2
+  eddy functions rollback -p orders -s enrich --brokers kafka-1:9092 --token-file /etc/eddy/token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if version < 0 {
 				return fmt.Errorf("--version %d: want a version of the step's history", version)
+			}
+			if cmd.Flags().Changed("brokers") {
+				tok, err := admin.ResolveToken(af.token, af.tokenFile)
+				if err != nil {
+					return err
+				}
+				if tok == "" && !unsigned {
+					return fmt.Errorf("rollback refused: the nodes refuse unsigned registry events: give the pipeline's admin token (--token-file, %s or --token), or --registry-unsigned", admin.TokenEnv)
+				}
+				ctx, cancel := context.WithTimeout(cmd.Context(), af.timeout)
+				defer cancel()
+				hostname, _ := os.Hostname()
+				ev, err := host.RegistryRollback(ctx, host.RegistryOptions{Brokers: splitBrokers(brokers), Topic: topic,
+					Key: registry.Key(tok), Node: "eddy-cli@" + hostname, Logger: c.logger}, sf.pipeline, sf.step, version, note)
+				if err != nil {
+					return fmt.Errorf("rollback refused: %w", err)
+				}
+				writeEvent(c.stdout, ev)
+				return nil
 			}
 			return af.call(cmd.Context(), "rollback refused", func(ctx context.Context, cl *admin.Client) error {
 				ev, err := cl.Rollback(ctx, sf.pipeline, sf.step, version, note)
@@ -257,6 +286,9 @@ the pipeline swaps to it; the rollback is recorded as a new version.
 	sf.register(cmd)
 	cmd.Flags().IntVar(&version, "version", 0, "the version to return to (default: the one live before the current one)")
 	cmd.Flags().StringVar(&note, "note", "", "why, recorded in the history")
+	cmd.Flags().StringVar(&brokers, "brokers", DefaultBrokers, "write the rollback straight to the registry topic on these Kafka brokers, without a node")
+	cmd.Flags().StringVar(&topic, "registry-topic", registry.DefaultTopic, "the registry topic (with --brokers)")
+	cmd.Flags().BoolVar(&unsigned, "registry-unsigned", false, "with --brokers and no token: write the event unsigned")
 	return cmd
 }
 

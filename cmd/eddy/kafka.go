@@ -55,6 +55,9 @@ Stop it with Ctrl-C.`,
   eddy broker --port 19092 --topic orders --topic orders-out --partitions 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPartitions(cfg.Partitions); err != nil {
+				return err
+			}
 			b, err := embedded.Start(cfg)
 			if err != nil {
 				return err
@@ -169,4 +172,15 @@ after --max records or when nothing arrives for --idle.`,
 	f.BoolVar(&withMeta, "meta", false, "add an eddy.meta header with topic/partition/offset")
 	cmd.MarkFlagRequired("topic")
 	return cmd
+}
+
+// maxPartitions bounds --partitions of the commands that create topics: the
+// embedded broker allocates every partition of a topic when it creates it.
+const maxPartitions = 10000
+
+func checkPartitions(n int) error {
+	if n < 1 || n > maxPartitions {
+		return fmt.Errorf("--partitions: must be between 1 and %d, got %d", maxPartitions, n)
+	}
+	return nil
 }

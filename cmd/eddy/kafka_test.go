@@ -9,18 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
-// TestProduceRunConsume drives the Kafka commands end to end against an
-// embedded broker: produce JSON lines, run a pipeline until its output is
+// TestProduceRunConsume drives the Kafka commands end to end against the
+// test's broker (testkafka): produce JSON lines, run a pipeline until its output is
 // there, consume it.
 func TestProduceRunConsume(t *testing.T) {
-	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "words-up", "words-dlq"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := testkafka.StartPartitions(t, 2, "words", "words-up", "words-dlq")
 	_, stderr, code := run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl"))
 	if code != 0 || !strings.Contains(stderr, "produced 5 records to words") {
 		t.Fatalf("produce: exit %d: %s", code, stderr)
@@ -38,7 +34,7 @@ delivery: exactly_once
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
-		code := execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr()}, strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
+		code := execute(ctx, []string{"--cache-dir", cacheDir, "run", pipe, "--brokers", b.Addr(), "--data-dir", t.TempDir()}, strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
 		done <- code
 	}()
 	var stdout string

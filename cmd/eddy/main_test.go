@@ -124,13 +124,40 @@ func TestVersionAndHelp(t *testing.T) {
 }
 
 func TestConformanceCommand(t *testing.T) {
-	stdout, stderr, code := run(t, "", "conformance", "--calls", "2000", td("go/split.wasm"))
+	stdout, stderr, code := run(t, "", "conformance", "--calls", "2000", "--reference", "split", td("go/split.wasm"))
 	if code != 0 || !strings.Contains(stdout, "ok  reference/split/splits-words") || !strings.Contains(stdout, " 0 failed") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	stdout, _, code = run(t, "", "conformance", "--calls", "100", td("wat/malformed.wasm"))
 	if code != 1 || !strings.Contains(stdout, "FAIL  process/batch-sizes") || !strings.Contains(stdout, "malformed output") {
 		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	// A guest that never returns, with ten minutes per call (the longest --timeout): --max-time ends it.
+	_, stderr, code = run(t, "", "conformance", "--timeout", "10m", "--max-time", "300ms", td("wat/loop.wasm"))
+	if code == 0 || !strings.Contains(stderr, "stopped in case process/batch-sizes after 300ms, the run's time limit") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+}
+
+// TestConformanceReferenceAndGuestLogs: reference checks run only with
+// --reference (a correct module that is merely named upper passes without
+// it), and the guest's log lines are written at --log-level debug only.
+func TestConformanceReferenceAndGuestLogs(t *testing.T) {
+	stdout, stderr, code := run(t, "", "conformance", "--calls", "100", td("wat/namedupper.wasm"))
+	if code != 0 || strings.Contains(stdout, "reference/") || !strings.Contains(stdout, "--reference upper checks its exact behaviour") {
+		t.Fatalf("without --reference: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	stdout, _, code = run(t, "", "conformance", "--calls", "100", "--reference", "upper", td("wat/namedupper.wasm"))
+	if code != 1 || !strings.Contains(stdout, "FAIL  reference/upper/upper-cases") || !strings.Contains(stdout, `want: k="Key" v="HELLO`) {
+		t.Fatalf("with --reference upper: exit %d\n%s", code, stdout)
+	}
+	_, stderr, code = run(t, "", "--log-level", "debug", "conformance", "--calls", "100", "--reference", "counter", td("go/counter.wasm"))
+	if code != 0 || !strings.Contains(stderr, `msg="guest log" case=reference/counter/keyed-state-counters-and-logging`) ||
+		!strings.Contains(stderr, `text="counter: 1000 records"`) {
+		t.Fatalf("at debug: exit %d, stderr:\n%s", code, stderr)
+	}
+	if _, stderr, _ = run(t, "", "conformance", "--calls", "100", "--reference", "counter", td("go/counter.wasm")); strings.Contains(stderr, "guest log") {
+		t.Fatalf("guest log lines at the default level:\n%s", stderr)
 	}
 }
 

@@ -10,10 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/host/admin"
+	"github.com/eddy-streams/eddy/registry"
 )
 
 func newResetCmd(c *cli) *cobra.Command {
-	var brokers, pipeline, to, note string
+	var brokers, pipeline, to, note, token, tokenFile string
+	var unsigned bool
 	var opts host.ResetOptions
 	cmd := &cobra.Command{
 		Use:   "reset --pipeline PIPELINE.yaml --to earliest|TIMESTAMP",
@@ -68,6 +71,14 @@ run eddy reset again to finish it.`,
 			if opts.To, err = parseResetTo(to); err != nil {
 				return fmt.Errorf("--to: %w", err)
 			}
+			tok, err := admin.ResolveToken(token, tokenFile)
+			if err != nil {
+				return err
+			}
+			if tok == "" && !unsigned && !opts.DryRun {
+				return fmt.Errorf("reset refused: its registry events must be signed with the pipeline's admin token, which the nodes verify (--token-file, %s or --token); --registry-unsigned writes them unsigned, for nodes without a token or run with --registry-unsigned", admin.TokenEnv)
+			}
+			opts.RegistryKey = registry.Key(tok)
 			opts.Brokers, opts.Note, opts.Logger = splitBrokers(brokers), note, c.logger
 			plan, err := host.Reset(cmd.Context(), p, opts)
 			var re *host.RunningError
@@ -99,6 +110,9 @@ run eddy reset again to finish it.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print what the reset would do; change nothing")
 	f.DurationVar(&opts.Wait, "wait", time.Minute, "how long to wait for the nodes to leave the group")
 	f.StringVar(&note, "note", "", "why, recorded in the registry")
+	f.StringVar(&token, "token", "", "the pipeline's admin token, which signs the reset's registry events (default: env "+admin.TokenEnv+", then --token-file); visible in the process list")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the admin token")
+	f.BoolVar(&unsigned, "registry-unsigned", false, "write the reset's registry events unsigned (nodes with a token refuse them)")
 	cmd.MarkFlagRequired("pipeline")
 	cmd.MarkFlagRequired("to")
 	return cmd

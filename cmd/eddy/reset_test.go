@@ -17,19 +17,15 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
-	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 	"github.com/eddy-streams/eddy/registry"
 )
 
-// resetBroker starts an embedded broker with 4-partition topics and writes
+// resetBroker gives the test its broker (testkafka) with 4-partition topics and writes
 // 100 records to "in", one a second of record time from base, keyed k0..k9.
-func resetBroker(t *testing.T, base int64, topics ...string) (*embedded.Broker, *kadm.Client) {
+func resetBroker(t *testing.T, base int64, topics ...string) (*testkafka.Broker, *kadm.Client) {
 	t.Helper()
-	b, err := embedded.Start(embedded.Config{Partitions: 4, Topics: append([]string{"in"}, topics...)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	b := testkafka.StartPartitions(t, 4, append([]string{"in"}, topics...)...)
 	i := 0
 	if _, err := host.Produce(context.Background(), []string{b.Addr()}, "in", func() (abi.Record, error) {
 		if i == 100 {
@@ -207,7 +203,7 @@ delivery: exactly_once
 	}
 	compacted := writePipeline(t, strings.Replace(mustRead(t, pipe), "sink: {topic: out}", "sink: {topic: table-out}", 1))
 	before = clusterState(t, brokers, "dry")
-	_, stderr, code = run(t, "", "reset", "--pipeline", compacted, "--to", "earliest", "--truncate-output", "--brokers", b.Addr())
+	_, stderr, code = run(t, "", "reset", "--pipeline", compacted, "--to", "earliest", "--truncate-output", "--brokers", b.Addr(), "--registry-unsigned")
 	if code != 1 || !strings.Contains(stderr, "cannot truncate table-out (sink): its cleanup.policy is compact") {
 		t.Fatalf("truncating a compacted sink: exit %d: %s", code, stderr)
 	}
@@ -287,7 +283,7 @@ delivery: exactly_once
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, "", "reset", "--pipeline", pipe, "--to", tt.to, "--brokers", b.Addr())
+			stdout, stderr, code := run(t, "", "reset", "--pipeline", pipe, "--to", tt.to, "--brokers", b.Addr(), "--registry-unsigned")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -124,6 +125,18 @@ func (f *functionFlags) register(cmd *cobra.Command, timeout time.Duration) {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", timeout, "deadline of one call into the function (one batch)")
 }
 
+// validate checks the flags against the ranges of the pipeline file's
+// limits.memory_limit and limits.call_timeout (docs/pipeline.md).
+func (f *functionFlags) validate() error {
+	if f.memoryLimit < host.MinMemoryLimit || f.memoryLimit > host.MaxMemoryLimit {
+		return fmt.Errorf("--memory-limit: must be between %d and %d bytes, got %d", host.MinMemoryLimit, host.MaxMemoryLimit, f.memoryLimit)
+	}
+	if f.timeout < time.Millisecond || f.timeout > host.MaxCallTimeout {
+		return fmt.Errorf("--timeout: must be between 1ms and %s, got %s", host.MaxCallTimeout, f.timeout)
+	}
+	return nil
+}
+
 // engineOptions turns the global and function flags into runtime options.
 func (c *cli) engineOptions(ff *functionFlags) []runtime.Option {
 	var opts []runtime.Option
@@ -142,6 +155,9 @@ func (c *cli) engineOptions(ff *functionFlags) []runtime.Option {
 // loadFunction reads and loads a module. The caller calls done when finished
 // with the function.
 func (c *cli) loadFunction(ctx context.Context, path string, ff *functionFlags) (fn *runtime.Function, done func(), err error) {
+	if err := ff.validate(); err != nil {
+		return nil, nil, err
+	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,13 +16,16 @@ import (
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/host/admin/dashboard"
+	"github.com/eddy-streams/eddy/registry"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
 func newRunCmd(c *cli) *cobra.Command {
 	var brokers, nodeID, dataDir string
 	var static bool
-	var session time.Duration
+	var session, stopTimeout time.Duration
+	var peerAllow []string
+	var unsigned bool
 	var af adminServerFlags
 	cmd := &cobra.Command{
 		Use:   "run PIPELINE.yaml",
@@ -30,18 +35,40 @@ documents the file). Nodes running the same pipeline form one consumer group
 and share the source partitions; start more to scale out, stop one and the
 others take over its partitions. SIGINT or SIGTERM stops the node cleanly: the
 open transaction is finished (or aborted), offsets are committed, the node
-leaves the group.
+closes its Kafka client (a dynamic member leaves the group). A stop that
+takes longer than --shutdown-timeout ends with exit status 1, naming what the
+node was waiting for.
+
+A node keeps its id in its data directory (generated on first start, file
+node-id) and joins the group as a static member with it: a node restarted on
+its data directory, after a crash too, takes its predecessor's place at once
+(and fences its open transaction). Two nodes cannot share a data directory.
+A static member that stops does not leave the group: its partitions wait for
+it for --session-timeout. --static-membership=false makes it a dynamic member.
 
 The node serves its admin API (health, status, function deploys; see eddy
 deploy), a live web dashboard of the pipeline at /ui/ (docs/dashboard.md)
 and its Prometheus metrics at /metrics (docs/metrics.md) on --admin-addr,
 loopback by default. Calls that change anything need the bearer token from
 --admin-token-file, EDDY_ADMIN_TOKEN or --admin-token; without one they are
-refused, and the node refuses to listen beyond loopback.`,
+refused, and the node refuses to listen beyond loopback. The token also
+signs the registry events the node writes and verifies those other nodes
+wrote (every node of a pipeline needs the same token; without one a node
+refuses its pipeline's deploys and runs the pipeline file's modules), and
+signs the calls nodes make to each other (--peer-allow); see
+docs/security.md.`,
 		Example: `  eddy run pipeline.yaml --brokers kafka-1:9092,kafka-2:9092
   eddy run examples/upper.yaml            # against eddy broker on 127.0.0.1:9092`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if stopTimeout <= 0 {
+				return fmt.Errorf("--shutdown-timeout: want a positive duration, got %s", stopTimeout)
+			}
+			if nodeID != "" {
+				if err := host.ValidateNodeID(nodeID); err != nil {
+					return fmt.Errorf("--node-id: %w", err)
+				}
+			}
 			p, err := host.LoadPipeline(args[0])
 			if err != nil {
 				return err
@@ -50,7 +77,12 @@ refused, and the node refuses to listen beyond loopback.`,
 			if err != nil {
 				return err
 			}
-			defer eng.Close(cmd.Context())
+			abandoned := false // the node did not stop in time: leave the engine to the exit
+			defer func() {
+				if !abandoned {
+					eng.Close(cmd.Context())
+				}
+			}()
 			if dataDir == "" {
 				base, err := os.UserCacheDir()
 				if err != nil {
@@ -61,8 +93,30 @@ refused, and the node refuses to listen beyond loopback.`,
 					dataDir = filepath.Join(dataDir, nodeID)
 				}
 			}
-			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: nodeID,
-				Static: static, SessionTimeout: session, Engine: eng, Logger: c.logger, DataDir: dataDir})
+			allow, err := parsePeerAllow(peerAllow)
+			if err != nil {
+				return err
+			}
+			tok, err := admin.ResolveToken(af.token, af.tokenFile)
+			if err != nil {
+				return fmt.Errorf("admin token: %w", err)
+			}
+			dd, err := host.ClaimDataDir(dataDir)
+			if err != nil {
+				if errors.Is(err, host.ErrDataDirInUse) {
+					return fmt.Errorf("%w: give each node its own --data-dir (the default one includes --node-id)", err)
+				}
+				return err
+			}
+			defer dd.Release()
+			id := nodeID
+			if id == "" {
+				id = dd.NodeID
+				c.logger.Info("node id", "id", id, "data_dir", dataDir, "new", dd.Created)
+			}
+			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: id,
+				Static: static, SessionTimeout: session, StopTimeout: stopTimeout, Engine: eng, Logger: c.logger, DataDir: dataDir, PeerAllow: allow,
+				RegistryKey: registry.Key(tok), UnsignedRegistry: unsigned})
 			if err != nil {
 				if cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
 					return nil // stopped while starting
@@ -75,7 +129,29 @@ refused, and the node refuses to listen beyond loopback.`,
 			}
 			defer stopAdmin()
 			n.AdvertiseAdmin(url, tok)
-			if err := n.Run(cmd.Context()); err != nil {
+			done := make(chan error, 1)
+			go func() { done <- n.Run(cmd.Context()) }()
+			select {
+			case err = <-done:
+			case <-cmd.Context().Done():
+				// Stopping: the node bounds its calls to the broker, but
+				// closing its Kafka client cannot be interrupted; the process
+				// gives up on it and exits.
+				t := time.NewTimer(stopTimeout)
+				defer t.Stop()
+				select {
+				case err = <-done:
+				case <-t.C:
+					abandoned = true
+					stage := n.Stage()
+					if stage == "" {
+						stage = "leaving its poll loop"
+					}
+					return fmt.Errorf("pipeline %s: %w after %s (--shutdown-timeout): the node was %s", p.Name,
+						host.ErrStopTimeout, stopTimeout, stage)
+				}
+			}
+			if err != nil {
 				return fmt.Errorf("pipeline %s: %w", p.Name, err)
 			}
 			return nil
@@ -83,11 +159,27 @@ refused, and the node refuses to listen beyond loopback.`,
 	}
 	af.register(cmd)
 	brokersFlag(cmd, &brokers)
-	cmd.Flags().StringVar(&nodeID, "node-id", "", "this node's id, part of its transactional id (default: hostname-pid)")
-	cmd.Flags().BoolVar(&static, "static-membership", false, "join as a static group member with --node-id as instance id: a restarted node gets its partitions back at once")
-	cmd.Flags().StringVar(&dataDir, "data-dir", "", "state directory of stateful steps (default: eddy/state/<pipeline>[/<node-id>] under the user cache dir); an empty one is restored from the changelogs")
+	cmd.Flags().StringVar(&nodeID, "node-id", "", "this node's id: its group instance id and part of its transactional id (default: the id kept in --data-dir, generated on first start)")
+	cmd.Flags().BoolVar(&static, "static-membership", true, "join as a static group member with the node id as instance id: a restarted node takes its partitions back at once; =false for a dynamic member, which leaves the group when it stops")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the node's directory: its id and the state of stateful steps, one node's only (default: eddy/state/<pipeline>[/<node-id>] under the user cache dir); an empty one is restored from the changelogs")
+	cmd.Flags().StringSliceVar(&peerAllow, "peer-allow", nil, "networks (CIDR, comma-separated) of the other nodes' admin APIs this node asks for cluster status and state (default: loopback only); e.g. 10.0.0.0/8")
+	cmd.Flags().BoolVar(&unsigned, "registry-unsigned", false, "take the pipeline's registry events (deploys, rollbacks) without verifying their signatures: only for a registry topic that only trusted clients can write (docs/security.md)")
 	cmd.Flags().DurationVar(&session, "session-timeout", 10*time.Second, "how long the group waits for a silent node before moving its partitions")
+	cmd.Flags().DurationVar(&stopTimeout, "shutdown-timeout", 30*time.Second, "how long a clean stop (SIGINT, SIGTERM) may take; after it the node exits with status 1, naming what it waited for")
 	return cmd
+}
+
+// parsePeerAllow parses --peer-allow (nil: the default).
+func parsePeerAllow(cidrs []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return nil, fmt.Errorf("--peer-allow %q: want a network such as 10.0.0.0/8: %w", c, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // adminServerFlags configure a node's admin API.

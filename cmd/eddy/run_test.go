@@ -12,19 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // TestRunLogsJSONAndServesMetrics runs `eddy run --log-format json` with an
 // admin address: /metrics there counts the records it processed, and every
 // line it logged is a JSON object, the node's with its pipeline and node id.
 func TestRunLogsJSONAndServesMetrics(t *testing.T) {
-	b, err := embedded.Start(embedded.Config{Partitions: 2, Topics: []string{"words", "words-up", "words-dlq"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := testkafka.StartPartitions(t, 2, "words", "words-up", "words-dlq")
 	upper, _ := filepath.Abs(td("go/upper.wasm"))
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: words
@@ -43,7 +39,7 @@ commit_interval: 50ms
 
 	addr := freeAddr(t)
 	stop, logs := startRun(t, "run", pipe, "--brokers", b.Addr(), "--admin-addr", addr,
-		"--node-id", "w1", "--log-format", "json")
+		"--node-id", "w1", "--data-dir", t.TempDir(), "--log-format", "json")
 	defer stop()
 
 	metric := fmt.Sprintf(`eddy_records_in_total{node="w1",pipeline="words"} %d`, want)

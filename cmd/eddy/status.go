@@ -139,6 +139,12 @@ func renderCluster(w io.Writer, cs, prev *reading) error {
 	for _, u := range cs.Unreachable {
 		fmt.Fprintf(w, "  unreachable: %s: %s\n", u.Admin, u.Error)
 	}
+	for _, n := range cs.Nodes {
+		for _, r := range n.Restores {
+			fmt.Fprintf(w, "  restoring on %s: %s[%d], %d records read, %d left, for %s\n", n.Node, r.Topic, r.Partition,
+				r.Restored, r.Remaining, now.Sub(r.Began).Round(time.Second))
+		}
+	}
 	before := map[string]host.NodeStatus{}
 	var dt float64
 	if prev != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/jsonl"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/state"
@@ -68,8 +69,8 @@ and cause, the other records are still printed, and the exit status is 1.`,
 }
 
 func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
-	if f.batchSize <= 0 {
-		return fmt.Errorf("--batch must be positive, got %d", f.batchSize)
+	if f.batchSize < 1 || f.batchSize > host.MaxBatchSize {
+		return fmt.Errorf("--batch: must be between 1 and %d, got %d", host.MaxBatchSize, f.batchSize)
 	}
 	fn, done, err := c.loadFunction(ctx, path, &f.functionFlags)
 	if err != nil {
@@ -261,7 +262,7 @@ func (t *tester) extract(ctx context.Context, r *jsonl.Reader, kind abi.Kind) er
 func (t *tester) aggregate(ctx context.Context, r *jsonl.Reader) error {
 	type group struct {
 		key   []byte
-		acc   []byte
+		acc   []byte // nil until a record of the key has folded
 		ts    int64
 		lines []int
 		recs  []abi.Record
@@ -301,34 +302,35 @@ func (t *tester) aggregate(ctx context.Context, r *jsonl.Reader) error {
 		if err != nil {
 			return err
 		}
+		refused := make([]int, len(gs))
 		for _, e := range failed {
 			line := 0
 			if e.Index >= 0 {
 				line = gs[e.Group].lines[e.Index]
 			}
+			if e.Group >= 0 {
+				refused[e.Group]++
+			}
 			t.report(line, e)
 		}
 		for j, a := range added {
-			if a.Acc != nil {
+			// As the node does (ABI.md 5.4): a group none of whose records
+			// folded keeps its accumulator, whatever the guest answered
+			// for it.
+			if a.Acc != nil && refused[j] < len(gs[j].recs) {
 				gs[j].acc = slices.Clone(a.Acc)
 			}
 			gs[j].recs, gs[j].lines = nil, nil
 		}
 	}
+	// A key none of whose records folded has no accumulator, and no result.
+	order = slices.DeleteFunc(order, func(k string) bool { return groups[k].acc == nil })
 	if len(order) == 0 {
 		return nil
 	}
 	keys, accs := make([][]byte, len(order)), make([][]byte, len(order))
 	for j, k := range order {
-		g := groups[k]
-		keys[j], accs[j] = g.key, g.acc
-		if accs[j] == nil {
-			init, err := t.inst.AggInit(ctx)
-			if err != nil {
-				return err
-			}
-			accs[j] = init
-		}
+		keys[j], accs[j] = groups[k].key, groups[k].acc
 	}
 	res, err := t.inst.AggResult(ctx, keys, accs, nil)
 	if err != nil {

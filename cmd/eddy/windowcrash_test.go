@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,19 +24,21 @@ import (
 // each time — once on a fresh node with an empty data directory. The final
 // window results must equal a reference computed from the input, each
 // window exactly once.
-func TestCrashWindowedExactlyOnce(t *testing.T) { crashWindowed(t, host.ExactlyOnce) }
+func TestCrashWindowedExactlyOnce(t *testing.T) {
+	forMemberships(t, func(t *testing.T, bin string, m membership) { crashWindowed(t, bin, host.ExactlyOnce, m) },
+		staticMember, dynamicMember)
+}
 
 // TestCrashWindowedAtLeastOnce is the same under at_least_once: every window
 // must have a result, and none may have lost a record — a result counts and
 // sums at least the reference (records processed again after a crash may
 // count twice in the state they changed).
-func TestCrashWindowedAtLeastOnce(t *testing.T) { crashWindowed(t, host.AtLeastOnce) }
+func TestCrashWindowedAtLeastOnce(t *testing.T) {
+	forMemberships(t, func(t *testing.T, bin string, m membership) { crashWindowed(t, bin, host.AtLeastOnce, m) },
+		staticMember)
+}
 
-func crashWindowed(t *testing.T, delivery host.Delivery) {
-	if testing.Short() {
-		t.Skip("crash test: runs processes; skipped with -short")
-	}
-	bin := buildEddy(t)
+func crashWindowed(t *testing.T, bin string, delivery host.Delivery, m membership) {
 	brokers := brokerProc(t, bin, "in", "out", "dlq", "late")
 
 	const base = int64(1700000000000)
@@ -62,16 +62,7 @@ func crashWindowed(t *testing.T, delivery host.Delivery) {
 	for k := 0; k < 16; k++ { // close every window
 		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte("0"), Timestamp: base + 10_000_000})
 	}
-	i := 0
-	if _, err := host.Produce(context.Background(), brokers, "in", func() (abi.Record, error) {
-		if i >= len(recs) {
-			return abi.Record{}, io.EOF
-		}
-		i++
-		return recs[i-1], nil
-	}, nil); err != nil {
-		t.Fatal(err)
-	}
+	produce(t, brokers, "in", recs) // hostile_test.go
 	stats, _ := filepath.Abs(td("go/stats.wasm"))
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: wcrash
@@ -89,36 +80,28 @@ commit_interval: 100ms
 batch_size: 100
 `, stats, delivery)), 0o644)
 	cache, data := t.TempDir(), t.TempDir()
-	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], "w", dataDir) }
+	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], dataDir, m) }
 	count := func() int { return committed(brokers, "out") }
 	adm, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	written := func() int64 { // the output's end offsets
-		ends, _ := kadm.NewClient(adm).ListEndOffsets(context.Background(), "out")
-		var n int64
-		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-		return n
-	}
 	rng2 := rand.New(rand.NewPCG(7, 8))
-	for kill := 0; kill < 4; kill++ {
+	for kill := 0; kill < m.kills; kill++ {
 		dir := data
-		if kill == 2 {
+		if kill == 2 || kill == 7 {
 			dir = t.TempDir() // a fresh node: everything comes from the changelog
 		}
+		old := memberIDs(brokers, "wcrash")
 		node := start(dir)
-		// Kill it mid-job: soon after it has written more output (committed
-		// or not), or after a while.
-		for prev, t0 := written(), time.Now(); written() == prev && time.Since(t0) < 10*time.Second; {
-			time.Sleep(10 * time.Millisecond)
+		if m.settle() {
+			awaitJoined(t, brokers, "wcrash", old)
 		}
-		time.Sleep(time.Duration(100+rng2.IntN(900)) * time.Millisecond)
-		node.Process.Signal(syscall.SIGKILL)
-		node.Wait()
+		killMidJob(node, adm, "out", time.Duration(100+rng2.IntN(900))*time.Millisecond)
 		t.Logf("SIGKILL %d: %d committed window results so far", kill+1, count())
 	}
+	old := memberIDs(brokers, "wcrash")
 	node := start(data)
 	// Done when the group has committed the end of the input: every
 	// record is processed (and, under at_least_once, checkpointed).
@@ -140,17 +123,12 @@ batch_size: 100
 	}
 	await.Until(t, 100*time.Millisecond, func() bool { return behind() == 0 },
 		func() string { return fmt.Sprintf("the group is %d records behind the input's end", behind()) })
-	node.Process.Signal(syscall.SIGTERM)
-	if err := node.Wait(); err != nil {
-		t.Errorf("the last node did not stop cleanly: %v", err)
-	}
+	awaitJoined(t, brokers, "wcrash", old)
+	stopCleanly(t, node, "the last node")
 	// A node told to stop while it is still starting exits cleanly too.
 	node = start(data)
 	time.Sleep(50 * time.Millisecond)
-	node.Process.Signal(syscall.SIGTERM)
-	if err := node.Wait(); err != nil {
-		t.Errorf("a node stopped while starting did not exit cleanly: %v", err)
-	}
+	stopCleanly(t, node, "a node stopped while starting")
 	got := map[wk][][2]int{} // every result of each window, in order
 	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
 		var start int64

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/eddy-streams/eddy/registry"
 )
@@ -31,8 +33,15 @@ type Client struct {
 	// BaseURL is the API's base URL (default DefaultURL). A URL without a
 	// scheme is taken as http://. Example: "http://10.0.0.7:7070".
 	BaseURL string
-	// Token is sent as "Authorization: Bearer Token" if not empty.
+	// Token is sent as "Authorization: Bearer Token" if not empty and
+	// PeerKey is nil.
 	Token string
+	// PeerKey, if not nil, makes the calls peer calls: signed with the
+	// key (see [PeerKey]) instead of carrying the token, not following
+	// redirects, and accepted only with an answer that proves the key
+	// (else the error wraps [ErrPeerUnproven]). Only reads can be peer
+	// calls.
+	PeerKey []byte
 	// HTTP is the HTTP client (default http.DefaultClient). Deadlines come
 	// from the contexts of the calls.
 	HTTP *http.Client
@@ -174,10 +183,22 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, co
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
-	if c.Token != "" {
+	var nonce string
+	hc := c.HTTP
+	switch {
+	case c.PeerKey != nil:
+		if body != nil {
+			return fmt.Errorf("admin: %s %s: a peer call has no body", method, path)
+		}
+		if nonce, err = signPeer(req, c.PeerKey, time.Now()); err != nil {
+			return fmt.Errorf("admin: %w", err)
+		}
+		if hc == nil {
+			hc = peerHTTP
+		}
+	case c.Token != "":
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -186,21 +207,48 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, co
 		return fmt.Errorf("admin: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	// One byte more than the bound tells a body at the bound from a longer
+	// one, which is refused rather than decoded cut short.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return fmt.Errorf("admin: %s %s: reading the response: %w", method, path, err)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return responseError(resp.StatusCode, data)
+	if len(data) > maxResponse {
+		return fmt.Errorf("admin: %s %s: response larger than %d MiB", method, path, maxResponse>>20)
+	}
+	if c.PeerKey != nil && !checkProof(resp, c.PeerKey, nonce, data) {
+		return fmt.Errorf("%w: %s %s answered %d without a valid %s", ErrPeerUnproven, method, c.base(), resp.StatusCode, PeerProofHeader)
+	}
+	err = decodeResponse(resp.StatusCode, data, out)
+	if _, isAPI := err.(*Error); err != nil && !isAPI {
+		return fmt.Errorf("admin: %s %s: %w", method, path, err)
+	}
+	return err
+}
+
+// decodeResponse decodes the body of a response with the given status into
+// out (if not nil), or returns the error response as an *Error. The peer
+// may be anyone (an address taken from the cluster's membership): data is
+// at most maxResponse bytes, and what an error carries is bounded.
+func decodeResponse(status int, data []byte, out any) error {
+	if status < 200 || status > 299 {
+		return responseError(status, data) // an *Error, returned as is
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("admin: %s %s: decoding the response: %w", method, path, err)
+		return fmt.Errorf("decoding the response: %w", err)
 	}
 	return nil
 }
+
+// Bounds on what an error response from a peer puts in an *Error: its text
+// ends up in logs and on terminals.
+const (
+	maxErrorCode    = 64
+	maxErrorMessage = 1024
+)
 
 // responseError decodes an error response; one that is not the API's (a
 // proxy's, say) keeps its status, a code made from the status text and the
@@ -208,10 +256,13 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, co
 func responseError(status int, data []byte) *Error {
 	var body errorBody
 	if json.Unmarshal(data, &body) == nil && body.Error != nil && body.Error.Code != "" {
-		body.Error.Status = status
-		return body.Error
+		e := body.Error
+		e.Status = status
+		e.Code = cut(e.Code, maxErrorCode)
+		e.Message = cut(e.Message, maxErrorMessage)
+		return e
 	}
-	msg := strings.TrimSpace(string(data[:min(len(data), 200)]))
+	msg := strings.TrimSpace(cut(string(data), 200))
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
@@ -220,4 +271,15 @@ func responseError(status int, data []byte) *Error {
 		code = "http_" + strconv.Itoa(status)
 	}
 	return &Error{Status: status, Code: code, Message: msg}
+}
+
+// cut shortens s to at most n bytes, at a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

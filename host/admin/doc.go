@@ -67,7 +67,20 @@
 // ([ErrInsecureAddr]).
 //
 // Request bodies are limited to [Config.MaxUpload] bytes: a larger one is
-// refused with 413 "too_large" and the backend is not called.
+// refused with 413 "too_large" and the backend is not called. A call is
+// authenticated before its body is read, and a refusal closes the
+// connection rather than read a body it does not want. Slow clients are cut
+// off: headers within Config.HeaderTimeout (10 s), the whole request within
+// Config.BodyTimeout (2 min), an answer written within Config.WriteTimeout
+// (30 s), an idle connection closed after Config.IdleTimeout (1 min); at
+// most Config.MaxConns (256) connections are open at once, further ones
+// wait in the listen backlog.
+//
+// Peer calls (peer.go) are how nodes read each other's status and state:
+// signed with a key derived from the token ([PeerKey]) instead of carrying
+// it, accepted for reads only, bound to the receiver's address, a time and
+// a one-time nonce, and answered with a proof of the key that the caller
+// checks. A node never sends its token to another node.
 //
 // # Why bearer tokens
 //

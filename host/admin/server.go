@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,19 @@ const DefaultMaxUpload = 64 << 20
 // its context ends, by default.
 const DefaultShutdownTimeout = 10 * time.Second
 
+// Defaults of Config's timeouts and connection cap.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout   = 2 * time.Minute
+	DefaultWriteTimeout  = 30 * time.Second
+	DefaultIdleTimeout   = time.Minute
+	DefaultMaxConns      = 256
+)
+
+// maxJSONBody bounds the JSON body of an action (rollback, promote,
+// discard): a version and a note.
+const maxJSONBody = 1 << 20
+
 // ErrInsecureAddr is returned by [NewServer] and [Server.Run] for a listen
 // address that is not loopback when no token is configured.
 var ErrInsecureAddr = errors.New("admin: refusing to listen on a non-loopback address without a token")
@@ -62,6 +76,21 @@ type Config struct {
 	// Logger logs changes made through the API, refused calls and server
 	// errors (default: discard).
 	Logger *slog.Logger
+	// HeaderTimeout bounds the reading of a request's headers (default
+	// DefaultHeaderTimeout); BodyTimeout the reading of the whole request,
+	// body included (default DefaultBodyTimeout: a 64 MiB module at
+	// 1 MB/s); WriteTimeout the writing of an answer, from when it is
+	// ready (default DefaultWriteTimeout); IdleTimeout how long a
+	// kept-alive connection may wait for its next request (default
+	// DefaultIdleTimeout). A client that is slower has its connection
+	// closed. Handlers themselves (a deploy compiling its module) are not
+	// timed.
+	HeaderTimeout, BodyTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once (default
+	// DefaultMaxConns); further ones wait in the listen backlog until one
+	// closes. It keeps slow or idle clients from exhausting the process's
+	// file descriptors.
+	MaxConns int
 	// Pages are read-only routes served beside the API, by path pattern
 	// ("/metrics", "/ui/"): GET and HEAD only, under the same rules as the
 	// API's reads (no token needed on loopback).
@@ -78,6 +107,9 @@ type Server struct {
 	tokenSum  [sha256.Size]byte
 	openReads bool // listening on loopback: GETs need no token
 	hs        *http.Server
+	peerKey   []byte // PeerKey(Token): verifies peer calls, signs their answers
+	nonces    nonces
+	now       func() time.Time
 
 	mu struct {
 		sync.Mutex
@@ -109,6 +141,18 @@ func NewServer(b Backend, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.HeaderTimeout, DefaultHeaderTimeout}, {&cfg.BodyTimeout, DefaultBodyTimeout},
+		{&cfg.WriteTimeout, DefaultWriteTimeout}, {&cfg.IdleTimeout, DefaultIdleTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin: address %q: %w", cfg.Addr, err)
@@ -117,9 +161,10 @@ func NewServer(b Backend, cfg Config) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, fmt.Errorf("%w: %s: set a token (EDDY_ADMIN_TOKEN or a token file) or listen on 127.0.0.1", ErrInsecureAddr, cfg.Addr)
 	}
-	s := &Server{b: b, cfg: cfg, log: cfg.Logger, openReads: loop}
+	s := &Server{b: b, cfg: cfg, log: cfg.Logger, openReads: loop, now: time.Now}
 	if cfg.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(cfg.Token))
+		s.peerKey = PeerKey(cfg.Token)
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/health", s.health)
@@ -139,10 +184,14 @@ func NewServer(b Backend, cfg Config) (*Server, error) {
 		}
 		s.mux.Handle("GET "+pattern, h)
 	}
+	// No WriteTimeout on the server: it would run from the end of the
+	// headers and cut a deploy that compiles for long; reply sets a write
+	// deadline once the answer is ready instead (and serve does for pages).
 	s.hs = &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       time.Minute,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		ReadTimeout:       cfg.BodyTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	return s, nil
@@ -193,7 +242,7 @@ func (s *Server) listenLocked(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("%w: %s is bound to %s", ErrInsecureAddr, s.cfg.Addr, ln.Addr())
 	}
-	s.mu.ln = ln
+	s.mu.ln = newLimitListener(ln, s.cfg.MaxConns)
 	return nil
 }
 
@@ -269,8 +318,19 @@ func (s *Server) Close() error {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if !s.authorize(w, r) {
+	if h := r.Header.Get(PeerHeader); h != "" {
+		pc, e := s.verifyPeer(r, h)
+		if e != nil {
+			s.fail(w, r, e)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), peerCallKey{}, pc))
+	} else if !s.authorize(w, r) {
 		return
+	}
+	if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		// A page writes its own answer.
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	}
 	if r.ContentLength > s.cfg.MaxUpload {
 		s.fail(w, r, s.tooLarge())
@@ -420,6 +480,10 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if len(body.Note) > MaxNote {
+		s.fail(w, r, noteTooLong(body.Note))
+		return
+	}
 	if body.Version < 0 {
 		s.fail(w, r, Errorf(http.StatusBadRequest, CodeBadRequest, "version %d: want a version number, or none for the previous live version", body.Version))
 		return
@@ -434,6 +498,10 @@ func (s *Server) promote(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if len(body.Note) > MaxNote {
+		s.fail(w, r, noteTooLong(body.Note))
+		return
+	}
 	ev, err := s.b.Promote(r.Context(), r.PathValue("pipeline"), r.PathValue("step"), body.Note)
 	s.done(w, r, ev, err)
 }
@@ -442,6 +510,10 @@ func (s *Server) discard(w http.ResponseWriter, r *http.Request) {
 	var body noteBody
 	if err := s.readJSON(r, &body); err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if len(body.Note) > MaxNote {
+		s.fail(w, r, noteTooLong(body.Note))
 		return
 	}
 	ev, err := s.b.Discard(r.Context(), r.PathValue("pipeline"), r.PathValue("step"), body.Note)
@@ -458,6 +530,16 @@ func (s *Server) done(w http.ResponseWriter, r *http.Request, ev registry.Event,
 		"digest", registry.Short(ev.Digest), "target", ev.Target, "note", ev.Note, "remote", r.RemoteAddr)
 	w.Header().Set("Location", "/v1/functions/"+url.PathEscape(r.PathValue("pipeline"))+"/"+url.PathEscape(r.PathValue("step")))
 	s.reply(w, r, http.StatusCreated, ev)
+}
+
+// MaxNote bounds the note of a deploy, rollback, promote or discard, in
+// bytes. The note travels in the registry event, which the registry's
+// producer must accept; a longer note is refused with 400 up front, rather
+// than failing the publish.
+const MaxNote = 4 << 10
+
+func noteTooLong(note string) error {
+	return Errorf(http.StatusBadRequest, CodeBadRequest, "note of %d bytes: at most %d", len(note), MaxNote)
 }
 
 // readDeploy reads a deploy request: multipart, or a raw module.
@@ -493,6 +575,8 @@ func (s *Server) readDeploy(r *http.Request) (DeployRequest, error) {
 			"Content-Type %q: send multipart/form-data with a \"module\" file part, or the module as application/wasm", ct)
 	}
 	switch {
+	case len(req.Note) > MaxNote:
+		return req, noteTooLong(req.Note)
 	case len(req.Module) == 0:
 		return req, Errorf(http.StatusBadRequest, CodeBadRequest, "no module: send it as the \"module\" part of a multipart form, or as an application/wasm body")
 	case req.Expect != nil && req.Sample == nil:
@@ -549,9 +633,12 @@ func (s *Server) readMultipart(r *http.Request, req *DeployRequest) error {
 // readJSON decodes an optional JSON body (empty means every field's zero)
 // with no unknown fields.
 func (s *Server) readJSON(r *http.Request, v any) error {
-	data, err := io.ReadAll(r.Body)
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
 	if err != nil {
 		return s.bodyError(r, err)
+	}
+	if len(data) > maxJSONBody {
+		return Errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "JSON body over the limit of %d bytes", maxJSONBody)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil
@@ -609,6 +696,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		s.log.Info("admin: rejected: "+e.Message, attrs...)
 	}
+	if r.ContentLength != 0 {
+		// The body may be unread (a refusal answers before reading it):
+		// net/http would read up to 256 KiB of it before answering, and
+		// again before closing, as slowly as the client sends it. Closing
+		// the connection and ending its reads now spares both.
+		w.Header().Set("Connection", "close")
+		http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	s.reply(w, r, e.Status, errorBody{Error: e})
 }
 
@@ -625,6 +720,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, status int, v any
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	if pc, ok := peerOf(r.Context()); ok {
+		w.Header().Set(PeerProofHeader, hex.EncodeToString(peerResponseMAC(s.peerKey, pc.nonce, status, buf.Bytes())))
+	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		w.Write(buf.Bytes())

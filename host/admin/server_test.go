@@ -338,6 +338,11 @@ func TestBadRequests(t *testing.T) {
 		{"rollback unknown field", "/rollback", r("application/json", strings.NewReader(`{"versoin":2}`)), 400, "unknown field"},
 		{"rollback negative", "/rollback", r("application/json", strings.NewReader(`{"version":-1}`)), 400, "want a version number"},
 		{"promote two values", "/promote", r("application/json", strings.NewReader(`{} {}`)), 400, "more than one value"},
+		{"long note part", "", r(mp(map[string][]byte{"module": wasm, "note": bytes.Repeat([]byte("n"), MaxNote+1)})), 400, "note of 4097 bytes: at most 4096"},
+		{"long note query", "?note=" + strings.Repeat("n", MaxNote+1), r("application/wasm", bytes.NewReader(wasm)), 400, "note of 4097 bytes"},
+		{"long rollback note", "/rollback", r("application/json", strings.NewReader(`{"note":"`+strings.Repeat("n", MaxNote+1)+`"}`)), 400, "note of 4097 bytes"},
+		{"long promote note", "/promote", r("application/json", strings.NewReader(`{"note":"`+strings.Repeat("n", MaxNote+1)+`"}`)), 400, "note of 4097 bytes"},
+		{"long discard note", "/discard", r("application/json", strings.NewReader(`{"note":"`+strings.Repeat("n", MaxNote+1)+`"}`)), 400, "note of 4097 bytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,6 +82,10 @@ func (b *Broker) Close() { b.cluster.Close() }
 // Compact compacts compacted topics now (tests).
 func (b *Broker) Compact() { b.cluster.Compact() }
 
+// Cluster returns the kfake cluster, whose control functions
+// (kfake.Cluster.ControlKey) inject faults request by request (tests).
+func (b *Broker) Cluster() *kfake.Cluster { return b.cluster }
+
 // SetReachable cuts (false) or restores (true) the network between clients
 // and the broker: cutting closes every open connection and refuses new ones,
 // as a broker that goes away; the data is kept. For failure tests.

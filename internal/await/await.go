@@ -32,3 +32,19 @@ func deadlineOf(t testing.TB) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// Receive waits for a value from ch, as Until waits for a condition, and
+// returns it.
+func Receive[T any](t testing.TB, ch <-chan T, explain func() string) T {
+	t.Helper()
+	var v T
+	Until(t, 10*time.Millisecond, func() bool {
+		select {
+		case v = <-ch:
+			return true
+		default:
+			return false
+		}
+	}, explain)
+	return v
+}

@@ -46,7 +46,10 @@ var owners = []struct {
 }{
 	{"github.com/tetratelabs/wazero", []string{module + "/runtime"}},
 	{"github.com/dgraph-io/badger", []string{module + "/state"}},
-	{"github.com/twmb/franz-go", []string{module + "/host", module + "/cmd/eddy"}},
+	// Besides the node and its CLI: the tests' broker (internal/testkafka)
+	// and the Kafka Streams benchmark's driver, which talk to Kafka as
+	// tools, not as part of the node.
+	{"github.com/twmb/franz-go", []string{module + "/host", module + "/cmd/eddy", module + "/internal/testkafka", module + "/bench/kstreams"}},
 }
 
 func TestImportBoundaries(t *testing.T) {

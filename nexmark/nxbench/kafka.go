@@ -363,7 +363,7 @@ func RunKafka(ctx context.Context, o Options, brokers []string) (*Report, error)
 		return nil, err
 	}
 	rep := &Report{Query: o.Query, Functions: o.Lang, Events: gen.Events, Outputs: int64(len(r.arrivals)),
-		Elapsed: r.elapsed, Generator: gen.Elapsed}
+		Elapsed: r.elapsed, Generator: gen.Elapsed, CPU: r.cpu}
 	if o.Native {
 		rep.Functions = "native"
 	}
@@ -473,6 +473,10 @@ type kafkaRun struct {
 
 	elapsed time.Duration
 	mallocs uint64
+	// cpu0 is the process's CPU time at began; cpu is the CPU time from
+	// began to the last change watch saw (the last output's arrival, or
+	// the last input read).
+	cpu0, cpu time.Duration
 }
 
 type progress struct {
@@ -490,7 +494,7 @@ func (r *kafkaRun) run(ctx context.Context) error {
 	var ms0, ms1 goruntime.MemStats
 	goruntime.GC()
 	goruntime.ReadMemStats(&ms0)
-	r.began = time.Now()
+	r.began, r.cpu0 = time.Now(), processCPU()
 	nctx, stopNode := context.WithCancel(ctx)
 	defer stopNode()
 	var nodeErr, readerErr error
@@ -577,6 +581,7 @@ func (r *kafkaRun) watch(ctx context.Context, nodeDone, readerDone <-chan struct
 			}
 			if st.In != last.In || st.Out != last.Out || seen != lastSeen {
 				last, lastSeen, changed = st, seen, now
+				r.cpu = processCPU() - r.cpu0
 				continue
 			}
 			quiet := now.Sub(changed)

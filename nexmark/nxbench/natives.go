@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -25,6 +26,7 @@ func Natives() map[string]func() runtime.Native {
 		"nx-q2":    newQ2,
 		"nx-count": newCount,
 		"nx-q3":    newQ3,
+		"nx-q5":    newQ5,
 		"nx-q7":    newQ7,
 		"nx-q8":    newQ8,
 		"nx-one": func() runtime.Native {
@@ -328,4 +330,134 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// newQ5: the second half of q5 after nx-count, as guests/go/nx-q5: a
+// process function that tags a count result with its auction and window
+// ({"auction","count","start","end"}) or splits a hot-items result into
+// nexmark.Q5Results, and an aggregate of tagged counts whose result is
+// {"start","end","count","auctions":[…]}, the auctions with the most bids.
+// The accumulator is nx-q5's: version 1, count, start, end, auctions.
+func newQ5() runtime.Native {
+	type acc struct {
+		count, start, end int64
+		auctions          []int64
+	}
+	decode := func(b []byte) (acc, error) {
+		var a acc
+		if len(b) < 25 || b[0] != 1 || (len(b)-25)%8 != 0 {
+			return a, errors.New("accumulator: not an nx-q5 accumulator of version 1")
+		}
+		a.count, a.start, a.end = int64(binary.LittleEndian.Uint64(b[1:])), int64(binary.LittleEndian.Uint64(b[9:])), int64(binary.LittleEndian.Uint64(b[17:]))
+		for p := b[25:]; len(p) > 0; p = p[8:] {
+			a.auctions = append(a.auctions, int64(binary.LittleEndian.Uint64(p)))
+		}
+		return a, nil
+	}
+	encode := func(a acc) []byte {
+		b := binary.LittleEndian.AppendUint64([]byte{1}, uint64(a.count))
+		b = binary.LittleEndian.AppendUint64(b, uint64(a.start))
+		b = binary.LittleEndian.AppendUint64(b, uint64(a.end))
+		for _, x := range a.auctions {
+			b = binary.LittleEndian.AppendUint64(b, uint64(x))
+		}
+		return b
+	}
+	fold := func(a *acc, o acc) {
+		switch {
+		case len(o.auctions) == 0 || len(a.auctions) > 0 && o.count < a.count:
+		case len(a.auctions) == 0 || o.count > a.count:
+			a.count, a.start, a.end, a.auctions = o.count, o.start, o.end, slices.Clone(o.auctions)
+		default:
+			for _, x := range o.auctions {
+				if i, found := slices.BinarySearch(a.auctions, x); !found {
+					a.auctions = slices.Insert(a.auctions, i, x)
+				}
+			}
+		}
+	}
+	header := func(r *abi.Record, key string) (int64, bool) {
+		for _, h := range r.Headers {
+			if h.Key == key {
+				n, err := strconv.ParseInt(string(h.Value), 10, 64)
+				return n, err == nil
+			}
+		}
+		return 0, false
+	}
+	return runtime.Native{
+		Process: func(r *abi.Record, emit func(abi.Record)) error {
+			if i := bytes.Index(r.Value, []byte(`"auctions":[`)); i >= 0 {
+				start, ok1 := intField(r.Value, "start")
+				end, ok2 := intField(r.Value, "end")
+				n, ok3 := intField(r.Value, "count")
+				list := r.Value[i+len(`"auctions":[`):]
+				close := bytes.IndexByte(list, ']')
+				if !ok1 || !ok2 || !ok3 || close < 0 {
+					return runtime.BadInput(errors.New("not a hot-items result"))
+				}
+				for _, tok := range bytes.Split(list[:close], []byte{','}) {
+					a, err := strconv.ParseInt(string(bytes.TrimSpace(tok)), 10, 64)
+					if err != nil {
+						return runtime.BadInput(errors.New("not a hot-items result"))
+					}
+					v := fmt.Appendf(nil, `{"Start":%d,"End":%d,"Auction":%d,"Count":%d}`, start, end, a, n)
+					emit(abi.Record{Key: r.Key, Value: v, Timestamp: r.Timestamp})
+				}
+				return nil
+			}
+			n, ok1 := intField(r.Value, "count")
+			start, ok2 := header(r, "eddy.window.start")
+			end, ok3 := header(r, "eddy.window.end")
+			auction, err := strconv.ParseInt(string(r.Key), 10, 64)
+			if !ok1 || !ok2 || !ok3 || err != nil {
+				return runtime.BadInput(errors.New("not a count result"))
+			}
+			v := fmt.Appendf(nil, `{"auction":%d,"count":%d,"start":%d,"end":%d}`, auction, n, start, end)
+			emit(abi.Record{Key: r.Key, Value: v, Timestamp: r.Timestamp})
+			return nil
+		},
+		AggInit: func() []byte { return encode(acc{}) },
+		AggAdd: func(b []byte, r *abi.Record) ([]byte, error) {
+			a, err := decode(b)
+			if err != nil {
+				return nil, err
+			}
+			auction, ok1 := intField(r.Value, "auction")
+			n, ok2 := intField(r.Value, "count")
+			start, ok3 := intField(r.Value, "start")
+			end, ok4 := intField(r.Value, "end")
+			if !ok1 || !ok2 || !ok3 || !ok4 {
+				return nil, runtime.BadInput(errors.New("not a tagged count"))
+			}
+			fold(&a, acc{n, start, end, []int64{auction}})
+			return encode(a), nil
+		},
+		AggMerge: func(_, x, y []byte) ([]byte, error) {
+			a, err := decode(x)
+			if err != nil {
+				return nil, err
+			}
+			o, err := decode(y)
+			if err != nil {
+				return nil, err
+			}
+			fold(&a, o)
+			return encode(a), nil
+		},
+		AggResult: func(_, b []byte) ([]byte, error) {
+			a, err := decode(b)
+			if err != nil || len(a.auctions) == 0 {
+				return nil, err
+			}
+			v := fmt.Appendf(nil, `{"start":%d,"end":%d,"count":%d,"auctions":[`, a.start, a.end, a.count)
+			for i, x := range a.auctions {
+				if i > 0 {
+					v = append(v, ',')
+				}
+				v = strconv.AppendInt(v, x, 10)
+			}
+			return append(v, ']', '}'), nil
+		},
+	}
 }

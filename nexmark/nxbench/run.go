@@ -56,6 +56,10 @@ type Report struct {
 	Elapsed, Generator time.Duration
 	EventsPerSec       float64
 	P50, P99           time.Duration // from a Send to the outputs it caused
+	// CPU is, Kafka to Kafka, the CPU time (user and system) of this whole
+	// process over Elapsed: the node, the output reader and the sampling of
+	// the node's counters. Not measured in process.
+	CPU time.Duration
 	// AllocsPerEvent counts the engine's heap allocations per event (the
 	// generator's excluded).
 	AllocsPerEvent float64

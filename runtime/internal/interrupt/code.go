@@ -11,6 +11,8 @@ type indexes struct {
 	funcs      uint32 // the module's own functions (imported and defined)
 	refuelType uint32 // () -> ()
 	refuel     uint32 // $refuel
+	chargeType uint32 // (i32) -> (i32)
+	charge     uint32 // $charge
 	flag       uint32 // the interrupt flag
 	fuel       uint32 // the fuel counter
 }
@@ -44,6 +46,38 @@ func appendRefuel(b []byte, ix indexes) []byte {
 	return append(b, 0x0b)
 }
 
+// bulkCost is the shift that turns the byte count of a bulk memory
+// instruction into the fuel it takes: a unit per KiB. A unit of fuel is one
+// check, a loop iteration or a call, a few nanoseconds; a KiB of memory.fill
+// or memory.copy takes tens of nanoseconds, so bulk work is charged no less
+// than the loops it replaces.
+const bulkCost = 10
+
+// appendCharge appends the body of $charge(n) -> n, called before every
+// memory.fill, memory.copy and memory.init with their byte count n (which
+// it leaves on the stack): take n >> bulkCost units of fuel; at zero or
+// below, call $refuel.
+//
+// # Why
+//
+// The checks bound the number of loop iterations between returns to Go, not
+// their length: a loop whose every iteration fills 127 MiB would return to
+// Go once every 65,536 fills, minutes, and a garbage collection starting
+// meanwhile would stop the whole process until then. Charging the bytes
+// bounds the work between returns to Go to about Fuel KiB (64 MiB) of bulk
+// operations plus one operation, itself bounded by the memory limit.
+func appendCharge(b []byte, ix indexes) []byte {
+	b = append(b, 0x00, 0x23) // no locals; global.get fuel
+	b = appendU32(b, ix.fuel)
+	b = append(b, 0x20, 0x00, 0x41, bulkCost, 0x76, 0x6b, 0x24) // local.get n, i32.const bulkCost, i32.shr_u, i32.sub, global.set fuel
+	b = appendU32(b, ix.fuel)
+	b = append(b, 0x23) // global.get fuel
+	b = appendU32(b, ix.fuel)
+	b = append(b, 0x41, 0x01, 0x48, 0x04, 0x40, 0x10) // i32.const 1, i32.lt_s, if, call refuel
+	b = appendU32(b, ix.refuel)
+	return append(b, 0x0b, 0x20, 0x00, 0x0b) // end, local.get n, end
+}
+
 // instrumentCode returns the content of the code section found at b[p:] (b
 // ends with the section; nil when the module has none) with the check
 // inserted after the block type of every loop and at the entry of every
@@ -66,10 +100,16 @@ func instrumentCode(b []byte, p int, ix indexes, m *Module) ([]byte, error) {
 			return nil, r.err
 		}
 	}
+	if n > maxFunctions {
+		return nil, &Error{Offset: p, Msg: fmt.Sprintf("%d functions, more than %d", n, maxFunctions), Err: ErrUnsupported, limit: true}
+	}
 	dst := make([]byte, 0, len(b)-p+len(b)/8+64)
-	dst = appendU32(dst, n+1)
+	dst = appendU32(dst, n+2)
 	firstFunc := ix.funcs - n // the first defined function's index, for messages
-	var loops []int
+
+	// The call inserted before each bulk memory instruction.
+	charge := append([]byte{0x10}, appendU32(nil, ix.charge)...)
+	var loops, bulks []int
 	for i := uint32(0); i < n; i++ {
 		at := r.p
 		size := r.u32()
@@ -79,6 +119,9 @@ func instrumentCode(b []byte, p int, ix indexes, m *Module) ([]byte, error) {
 		if uint64(size) > uint64(len(b)-r.p) {
 			return nil, &Error{Offset: at, Msg: fmt.Sprintf("function %d: body of %d bytes runs past the code section", firstFunc+i, size)}
 		}
+		if size > maxBodyLength {
+			return nil, &Error{Offset: at, Msg: fmt.Sprintf("function %d: body of %d bytes, more than %d", firstFunc+i, size, maxBodyLength), Err: ErrUnsupported, limit: true}
+		}
 		end := r.p + int(size)
 		body := &reader{b: b[:end], p: r.p}
 		skipLocals(body)
@@ -87,7 +130,7 @@ func instrumentCode(b []byte, p int, ix indexes, m *Module) ([]byte, error) {
 			calls bool
 			err   error
 		)
-		if loops, calls, err = walk(body, ix, loops[:0]); err != nil {
+		if loops, bulks, calls, err = walk(body, ix, loops[:0], bulks[:0]); err != nil {
 			var e *Error
 			if errors.As(err, &e) {
 				e.Msg = fmt.Sprintf("function %d: %s", firstFunc+i, e.Msg)
@@ -98,7 +141,7 @@ func instrumentCode(b []byte, p int, ix indexes, m *Module) ([]byte, error) {
 		if calls {
 			checks++
 		}
-		newSize := uint64(size) + uint64(len(check))*checks
+		newSize := uint64(size) + uint64(len(check))*checks + uint64(len(charge)*len(bulks))
 		if newSize > 1<<32-1 {
 			return nil, &Error{Offset: at, Msg: fmt.Sprintf("function %d: too large", firstFunc+i)}
 		}
@@ -108,22 +151,37 @@ func instrumentCode(b []byte, p int, ix indexes, m *Module) ([]byte, error) {
 			dst = append(dst, check...)
 			m.Functions++
 		}
-		last := entry
-		for _, l := range loops {
-			dst = append(dst, b[last:l]...)
-			dst = append(dst, check...)
-			last = l
+		// Insert in offset order: loop checks after a loop's block type,
+		// charges before a bulk instruction (a loop whose first
+		// instruction is one gets the check first).
+		last, li, bi := entry, 0, 0
+		for li < len(loops) || bi < len(bulks) {
+			at, ins := 0, check
+			if bi == len(bulks) || (li < len(loops) && loops[li] <= bulks[bi]) {
+				at = loops[li]
+				li++
+			} else {
+				at, ins = bulks[bi], charge
+				bi++
+			}
+			dst = append(dst, b[last:at]...)
+			dst = append(dst, ins...)
+			last = at
 		}
 		dst = append(dst, b[last:end]...)
 		r.p = end
 		m.Loops += len(loops)
+		m.Bulk += len(bulks)
 	}
 	if r.p != len(b) {
 		return nil, &Error{Offset: r.p, Msg: "code section longer than its function bodies"}
 	}
 	refuel := appendRefuel(nil, ix)
 	dst = appendU32(dst, uint32(len(refuel)))
-	return append(dst, refuel...), nil
+	dst = append(dst, refuel...)
+	chargeBody := appendCharge(nil, ix)
+	dst = appendU32(dst, uint32(len(chargeBody)))
+	return append(dst, chargeBody...), nil
 }
 
 // maxLocals is the most locals a function may declare, as in web browsers
@@ -131,6 +189,19 @@ func instrumentCode(b []byte, p int, ix indexes, m *Module) ([]byte, error) {
 // declared count (wazero does) would otherwise take gigabytes for a few
 // bytes of module.
 const maxLocals = 50000
+
+// Bounds on a function's shape, checked as the rewrite reads it. wazero's
+// compiler takes time quadratic in block nesting (16,000 nested blocks in one
+// 48 KB function: 2.6 s; 64,000: 44 s) and grows with br_table sizes, so a
+// small module could hold a node's compile for minutes. Real code stays far
+// below: the Go guests nest 550 deep with br_tables of 895 labels. The
+// br_table bound is web browsers' (V8's kV8MaxWasmFunctionBrTableSize).
+const (
+	maxNesting    = 10_000
+	maxBrTable    = 65_520
+	maxFunctions  = 1_000_000 // defined functions, as in web browsers
+	maxBodyLength = 7_654_321 // bytes of one function body, as in web browsers
+)
 
 // skipLocals reads a function's local declarations.
 func skipLocals(r *reader) {
@@ -248,9 +319,13 @@ var vecOpcodes = func() (t [256]uint8) {
 // loops with the offset just after each loop's block type appended, and
 // whether the function calls (any of call, call_indirect, return_call,
 // return_call_indirect, call_ref, return_call_ref).
-func walk(r *reader, ix indexes, loops []int) (_ []int, calls bool, _ error) {
+func walk(r *reader, ix indexes, loops, bulks []int) (_, _ []int, calls bool, _ error) {
 	depth := 1 // the function's own block
 	for r.err == nil {
+		if depth > maxNesting {
+			r.overLimit(r.p, fmt.Sprintf("blocks nested deeper than %d", maxNesting))
+			break
+		}
 		at := r.p
 		if at >= len(r.b) {
 			r.fail(at, "body ends before its final end")
@@ -296,7 +371,7 @@ func walk(r *reader, ix indexes, loops []int) (_ []int, calls bool, _ error) {
 				if r.err == nil && r.p != len(r.b) {
 					r.fail(r.p, fmt.Sprintf("%d bytes after the body's final end", len(r.b)-r.p))
 				}
-				return loops, calls, r.err
+				return loops, bulks, calls, r.err
 			}
 		case opIdx:
 			r.u32()
@@ -315,6 +390,9 @@ func walk(r *reader, ix indexes, loops []int) (_ []int, calls bool, _ error) {
 			r.u32()
 		case opBrTable:
 			n := r.vecLen()
+			if n > maxBrTable {
+				r.overLimit(at, fmt.Sprintf("br_table of %d labels, more than %d", n, maxBrTable))
+			}
 			for i := uint32(0); i < n && r.err == nil; i++ {
 				r.u32()
 			}
@@ -337,7 +415,9 @@ func walk(r *reader, ix indexes, loops []int) (_ []int, calls bool, _ error) {
 		case opHeapType:
 			r.heapType()
 		case opPrefixFC:
-			misc(r, at)
+			if bulk := misc(r, at); bulk && r.err == nil {
+				bulks = append(bulks, at)
+			}
 		case opPrefixFD:
 			vec(r, at)
 		case opPrefixFE:
@@ -346,12 +426,15 @@ func walk(r *reader, ix indexes, loops []int) (_ []int, calls bool, _ error) {
 			r.unknown(at, fmt.Sprintf("%#02x", op))
 		}
 	}
-	return loops, calls, r.err
+	return loops, bulks, calls, r.err
 }
 
-// misc reads the rest of a 0xfc instruction.
-func misc(r *reader, at int) {
-	switch sub := r.u32(); {
+// misc reads the rest of a 0xfc instruction and says whether it is a bulk
+// memory instruction whose byte count is on top of the stack (memory.init,
+// memory.copy, memory.fill).
+func misc(r *reader, at int) (bulk bool) {
+	sub := r.u32()
+	switch {
 	case r.err != nil:
 	case sub <= 7: // saturating truncations
 	case sub == 8: // memory.init data, memory
@@ -368,6 +451,7 @@ func misc(r *reader, at int) {
 	default:
 		r.unknown(at, fmt.Sprintf("0xfc %d", sub))
 	}
+	return sub == 8 || sub == 10 || sub == 11
 }
 
 // vec reads the rest of a 0xfd (SIMD) instruction.

@@ -43,9 +43,15 @@
 // rather than be stopped. The fuel makes every guest return to Go at least
 // once every Fuel checks.
 //
+// Bulk memory instructions (memory.fill, memory.copy, memory.init) are
+// charged by their byte count, a unit of fuel per KiB, through a call of an
+// added function $charge inserted before each (see appendCharge): a loop
+// whose iterations each move megabytes returns to Go as often as one of
+// small steps.
+//
 // The rewrite keeps every existing index (type, function, global, table,
-// memory) and every instruction: it only inserts code and appends a type, a
-// function, two globals, exports and, if the module has none, a memory; it
+// memory) and every instruction: it only inserts code and appends two types,
+// two functions, two globals, exports and, if the module has none, a memory; it
 // moves a start function (see StartExport). Custom sections that point into
 // the code section by offset (DWARF ".debug_*", "metadata.code.*") are
 // dropped, since their offsets would be wrong.
@@ -76,7 +82,7 @@ const (
 // Version numbers the way Instrument rewrites modules: the runtime caches
 // rewritten modules under it. Change it whenever the output of Instrument
 // changes (TestVersion holds the rewrite of a few modules to it).
-const Version = 1
+const Version = 2
 
 // Fuel is how many checks (loop iterations and calls) a guest runs between
 // two returns to Go: about 65 µs in a loop that does nothing, and a return
@@ -89,19 +95,31 @@ type Module struct {
 	Start     bool   // the module had a start section, now exported as StartExport
 	Functions int    // functions checked at entry (those that call)
 	Loops     int    // loop headers checked
+	Bulk      int    // bulk memory instructions charged ($charge)
 }
 
 // ErrUnsupported is wrapped by the errors of Instrument for modules that are
 // well formed as far as it can tell but use something it does not handle: an
 // unknown opcode or section, types other than function types (GC), memory64,
-// several memories, more than 50,000 locals in a function.
+// several memories, more than 50,000 locals in a function; or that are over
+// one of the bounds on code that keep compiling cheap (blocks nested deeper
+// than 10,000, a br_table of more than 65,520 labels, more than 1,000,000
+// functions, a function body over 7,654,321 bytes; IsLimit tells those).
 var ErrUnsupported = errors.New("unsupported")
+
+// IsLimit reports whether err is Instrument refusing a module for one of the
+// bounds on code (see ErrUnsupported).
+func IsLimit(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.limit
+}
 
 // Error says where in the module Instrument gave up and why.
 type Error struct {
 	Offset int // byte offset in the original module
 	Msg    string
 	Err    error // ErrUnsupported, or nil for a malformed module
+	limit  bool  // one of the bounds on code (IsLimit)
 }
 
 // Error implements error.
@@ -343,6 +361,8 @@ func (l *layout) write(wasm []byte) (*Module, error) {
 		funcs:      l.importedFuncs + l.funcs,
 		refuelType: l.types,
 		refuel:     l.importedFuncs + l.funcs,
+		chargeType: l.types + 1,
+		charge:     l.importedFuncs + l.funcs + 1,
 		flag:       l.importedGlobals + l.globals,
 		fuel:       l.importedGlobals + l.globals + 1,
 	}
@@ -352,10 +372,10 @@ func (l *layout) write(wasm []byte) (*Module, error) {
 	// content starts.
 	edits := map[byte]func(c []byte, p int) ([]byte, error){
 		secType: func(c []byte, p int) ([]byte, error) {
-			return appendVec(nil, c[p:], 1, 0x60, 0x00, 0x00), nil // () -> ()
+			return appendVec(nil, c[p:], 2, 0x60, 0x00, 0x00, 0x60, 0x01, 0x7f, 0x01, 0x7f), nil // () -> (), (i32) -> (i32)
 		},
 		secFunction: func(c []byte, p int) ([]byte, error) {
-			return appendVec(nil, c[p:], 1, appendU32(nil, ix.refuelType)...), nil
+			return appendVec(nil, c[p:], 2, append(appendU32(nil, ix.refuelType), appendU32(nil, ix.chargeType)...)...), nil
 		},
 		secGlobal: func(c []byte, p int) ([]byte, error) {
 			b := []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // flag: (mut i32) (i32.const 0)

@@ -137,7 +137,7 @@ func indexesOf(t testing.TB, wasm []byte) indexes {
 		t.Fatal(err)
 	}
 	g, f := l.importedGlobals+l.globals, l.importedFuncs+l.funcs
-	return indexes{globals: g, funcs: f, refuelType: l.types, refuel: f, flag: g, fuel: g + 1}
+	return indexes{globals: g, funcs: f, refuelType: l.types, refuel: f, chargeType: l.types + 1, charge: f + 1, flag: g, fuel: g + 1}
 }
 
 // checkBodies checks the code of an instrumented module against the
@@ -147,11 +147,14 @@ func checkBodies(t testing.TB, wasm []byte, m *Module) int {
 	t.Helper()
 	ix := indexesOf(t, wasm)
 	before, after := codeBodies(t, wasm), codeBodies(t, m.Wasm)
-	if len(after) != len(before)+1 {
+	if len(after) != len(before)+2 {
 		t.Fatalf("%d bodies, then %d", len(before), len(after))
 	}
 	if want := appendRefuel(nil, ix); !bytes.Equal(after[len(before)], want) {
-		t.Fatalf("last body %x, want $refuel %x", after[len(before)], want)
+		t.Fatalf("body %d %x, want $refuel %x", len(before), after[len(before)], want)
+	}
+	if want := appendCharge(nil, ix); !bytes.Equal(after[len(before)+1], want) {
+		t.Fatalf("last body %x, want $charge %x", after[len(before)+1], want)
 	}
 	loops, entries := 0, 0
 	for i := range before {
@@ -159,7 +162,7 @@ func checkBodies(t testing.TB, wasm []byte, m *Module) int {
 		// must start with a check.
 		r := &reader{b: before[i]}
 		skipLocals(r)
-		_, calls, err := walk(r, ix, nil)
+		_, _, calls, err := walk(r, ix, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,24 +193,38 @@ func strip(t testing.TB, body []byte, ix indexes, entry bool) ([]byte, int) {
 	if bytes.HasPrefix(body[start:], check) != entry {
 		t.Fatalf("check at the function's entry: %v, want %v", !entry, entry)
 	}
-	// The instrumented code uses the fuel and $refuel.
+	// The instrumented code uses the fuel, $refuel and $charge.
 	all := ix
-	all.globals, all.funcs = ix.globals+2, ix.funcs+1
-	loops, _, err := walk(r, all, nil)
+	all.globals, all.funcs = ix.globals+2, ix.funcs+2
+	loops, bulks, _, err := walk(r, all, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	charge := append([]byte{0x10}, appendU32(nil, ix.charge)...)
 	out := append([]byte(nil), body[:start]...)
 	last := start
 	if entry {
 		last += len(check)
 	}
-	for _, l := range loops {
-		if !bytes.HasPrefix(body[l:], check) {
-			t.Fatalf("no check after the loop at %#x", l)
+	li, bi := 0, 0
+	for li < len(loops) || bi < len(bulks) {
+		if bi == len(bulks) || (li < len(loops) && loops[li] < bulks[bi]) {
+			l := loops[li]
+			li++
+			if !bytes.HasPrefix(body[l:], check) {
+				t.Fatalf("no check after the loop at %#x", l)
+			}
+			out = append(out, body[last:l]...)
+			last = l + len(check)
+			continue
 		}
-		out = append(out, body[last:l]...)
-		last = l + len(check)
+		b := bulks[bi]
+		bi++
+		if b-len(charge) < last || !bytes.Equal(body[b-len(charge):b], charge) {
+			t.Fatalf("no call of $charge before the bulk instruction at %#x", b)
+		}
+		out = append(out, body[last:b-len(charge)]...)
+		last = b
 	}
 	return append(out, body[last:]...), len(loops)
 }
@@ -335,12 +352,13 @@ func TestInstrumentAddsMissingSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []byte("\x00asm\x01\x00\x00\x00" +
-		"\x01\x04\x01\x60\x00\x00" + // type section: () -> ()
-		"\x03\x02\x01\x00" + // function section: $refuel
+		"\x01\x09\x02\x60\x00\x00\x60\x01\x7f\x01\x7f" + // type section: () -> (), (i32) -> (i32)
+		"\x03\x03\x02\x00\x01" + // function section: $refuel, $charge
 		"\x05\x03\x01\x00\x00" + // memory section: one of 0 pages
 		"\x06\x0d\x02\x7f\x01\x41\x00\x0b\x7f\x01\x41\x80\x80\x04\x0b" + // global section: flag, fuel
 		"\x07\x1e\x02\x0eeddy.interrupt\x03\x00\x09eddy.fuel\x03\x01" + // export section
-		"\x0a\x15\x01\x13\x00\x41\x00\x40\x00\x1a\x23\x00\x04\x40\x00\x0b\x41\x80\x80\x04\x24\x01\x0b") // code: $refuel
+		"\x0a\x2e\x02\x13\x00\x41\x00\x40\x00\x1a\x23\x00\x04\x40\x00\x0b\x41\x80\x80\x04\x24\x01\x0b" + // code: $refuel,
+		"\x18\x00\x23\x01\x20\x00\x41\x0a\x76\x6b\x24\x01\x23\x01\x41\x01\x48\x04\x40\x10\x00\x0b\x20\x00\x0b") // $charge
 	if !bytes.Equal(m.Wasm, want) {
 		t.Fatalf("instrumented:\n%x\nwant\n%x", m.Wasm, want)
 	}

@@ -24,6 +24,13 @@ func (r *reader) unsupported(at int, what string) error {
 	return r.err
 }
 
+// overLimit records a bound on code the module is over (IsLimit).
+func (r *reader) overLimit(at int, what string) {
+	if r.err == nil {
+		r.err = &Error{Offset: at, Msg: what, Err: ErrUnsupported, limit: true}
+	}
+}
+
 func (r *reader) byte() byte {
 	if r.err != nil {
 		return 0

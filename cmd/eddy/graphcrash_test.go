@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
+	"github.com/eddy-streams/eddy/nexmark"
+)
+
+// TestCrashGraphExactlyOnce runs a three-stage graph under exactly_once and
+// kills its node with SIGKILL five times mid-job, once restarting it on an empty
+// data directory: bids are counted per auction and second (nx-count); one
+// branch (from:) copies every count to the topic counts (to:), the other
+// tags each count with its window, re-keys it by the window and aggregates
+// again into the second's hot auctions (nx-q5), split one per record into
+// the sink. Both outputs must equal references computed from the input,
+// every count and every hot auction exactly once.
+//
+// Against Apache Kafka only (make test-kafka): on the embedded broker a
+// repartition followed by an aggregate counts some records twice after
+// SIGKILLs (2 of 3 runs, in one partition, for a run of seconds — as if the
+// killed node's aborted repartition records were read back as committed),
+// where Apache Kafka 4.4 gave exact results in 5 of 5 runs. The cause is
+// not found yet: docs/kafka.md, "Open: double counts after a repartition on
+// the embedded broker".
+func TestCrashGraphExactlyOnce(t *testing.T) {
+	if !testkafka.Real() {
+		t.Skip("Apache Kafka only (EDDY_TEST_KAFKA; make test-kafka): the embedded broker double counts after a repartition under SIGKILL, see docs/kafka.md")
+	}
+	forMemberships(t, crashGraph, membership{name: staticMember.name, args: staticMember.args, kills: 5})
+}
+
+func crashGraph(t *testing.T, bin string, m membership) {
+	brokers := brokerProc(t, bin, "bids", "counts", "out", "dlq", "late")
+	const (
+		base  = int64(1700000000000)
+		total = 300_000 // bid i at base + i ms: 300 s
+	)
+	type win struct {
+		auction int64
+		sec     int64
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	counts := map[win]int64{}
+	var recs []abi.Record
+	for i := range total {
+		a := int64(rng.IntN(40))
+		if rng.IntN(3) == 0 {
+			a = int64(rng.IntN(5)) // a few hot auctions
+		}
+		at := base + int64(i)
+		counts[win{a, (at - base) / 1000}]++
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i % 16)), Value: fmt.Appendf(nil, `{"auction":%d,"bidder":%d,"price":1}`, a, i), Timestamp: at})
+	}
+	for k := range 16 { // close every window of the input; their own stay open
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(k)), Value: []byte(`{"auction":999999,"bidder":0,"price":1}`), Timestamp: base + 3_600_000})
+	}
+	hot := map[nexmark.Q5Result]bool{}
+	best := map[int64]int64{}
+	for w, n := range counts {
+		best[w.sec] = max(best[w.sec], n)
+	}
+	for w, n := range counts {
+		if n == best[w.sec] {
+			start := base + w.sec*1000
+			hot[nexmark.Q5Result{Start: start, End: start + 1000, Auction: w.auction, Count: n}] = true
+		}
+	}
+	produce(t, brokers, "bids", recs) // hostile_test.go
+	count, _ := filepath.Abs(td("go/nx-count.wasm"))
+	q5, _ := filepath.Abs(td("go/nx-q5.wasm"))
+	pass, _ := filepath.Abs(td("go/passthrough.wasm"))
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: gcrash
+source: {topics: [bids]}
+steps:
+  - {name: by-auction, kind: key_by, field: auction}
+  - {name: count, kind: aggregate, function: %[1]s, window: {type: tumbling, size: 1s}}
+  - {name: copy, kind: map, function: %[3]s, from: [count], to: counts}
+  - {name: tag, kind: map, function: %[2]s, from: [count]}
+  - {name: by-window, kind: key_by, field: end}
+  - {name: hot, kind: aggregate, function: %[2]s, window: {type: tumbling, size: 1s}}
+  - {name: split, kind: flat_map, function: %[2]s}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+late: {topic: late}
+delivery: exactly_once
+commit_interval: 100ms
+batch_size: 200
+`, count, q5, pass)), 0o644)
+	cache, data := t.TempDir(), t.TempDir()
+	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], dataDir, m) }
+	adm, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	rng2 := rand.New(rand.NewPCG(23, 24))
+	for kill := 0; kill < m.kills; kill++ {
+		dir := data
+		if kill == 2 {
+			dir = t.TempDir() // a fresh node: every store comes from its changelog
+		}
+		old := memberIDs(brokers, "gcrash")
+		node := start(dir)
+		if m.settle() {
+			awaitJoined(t, brokers, "gcrash", old)
+		}
+		killMidJob(node, adm, "counts", time.Duration(50+rng2.IntN(400))*time.Millisecond)
+		t.Logf("SIGKILL %d: %d committed counts, %d hot auctions so far", kill+1, committed(brokers, "counts"), committed(brokers, "out"))
+	}
+	old := memberIDs(brokers, "gcrash")
+	node := start(data)
+	await.Until(t, 100*time.Millisecond, func() bool { return committed(brokers, "out") >= len(hot) },
+		func() string {
+			return fmt.Sprintf("%d of %d hot auctions came out", committed(brokers, "out"), len(hot))
+		})
+	awaitJoined(t, brokers, "gcrash", old)
+	stopCleanly(t, node, "the last node")
+
+	gotCounts := map[win]int{}
+	bad := 0
+	host.Consume(context.Background(), brokers, "counts", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
+		var v struct{ Count int64 }
+		json.Unmarshal(r.Value, &v)
+		var start int64
+		for _, h := range r.Headers {
+			if h.Key == "eddy.window.start" {
+				start, _ = strconv.ParseInt(string(h.Value), 10, 64)
+			}
+		}
+		a, _ := strconv.ParseInt(string(r.Key), 10, 64)
+		w := win{a, (start - base) / 1000}
+		gotCounts[w]++
+		if counts[w] != v.Count {
+			bad++
+			if bad <= 3 {
+				t.Errorf("counts: auction %d in second %d: %d, want %d", a, w.sec, v.Count, counts[w])
+			}
+		}
+		return nil
+	})
+	dups := 0
+	for w := range counts {
+		if gotCounts[w] != 1 {
+			dups++
+			if dups <= 3 {
+				t.Errorf("counts: auction %d in second %d came out %d times", w.auction, w.sec, gotCounts[w])
+			}
+		}
+	}
+	gotHot := map[nexmark.Q5Result]int{}
+	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
+		var v nexmark.Q5Result
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return err
+		}
+		gotHot[v]++
+		return nil
+	})
+	missing, extra := 0, 0
+	for h := range hot {
+		if gotHot[h] != 1 {
+			missing++
+			if missing <= 3 {
+				t.Errorf("hot auction %+v came out %d times", h, gotHot[h])
+			}
+		}
+	}
+	for h := range gotHot {
+		if !hot[h] {
+			extra++
+			if extra <= 3 {
+				t.Errorf("hot auction %+v is not in the reference", h)
+			}
+		}
+	}
+	if bad+dups+missing+extra > 0 || len(gotCounts) != len(counts) {
+		t.Fatalf("counts: %d of %d windows, %d wrong, %d not exactly once; hot auctions: %d of %d not exactly once, %d not in the reference",
+			len(gotCounts), len(counts), bad, dups, missing, len(hot), extra)
+	}
+	t.Logf("%d counts and %d hot auctions, each once", len(counts), len(hot))
+}

@@ -1,0 +1,67 @@
+package host_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// TestStatusWhileRestoring: a stateful step's changelog holds 300,000
+// records, and a node with an empty data directory restores them when it is
+// assigned the partition. Its status must answer while the restore goes on
+// and show it (topic, partition, records read and left): a restore holds no
+// lock that status needs. Before, the node restored inside its partition
+// assignment, under the lock that status takes, and status answered only
+// once the restore was over.
+func TestStatusWhileRestoring(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	p := loadPipeline(t, `name: restoring
+source: {topics: [in]}
+steps:
+  - {name: keep, kind: map, function: "native:pass", state: true}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: exactly_once
+commit_interval: 50ms
+`)
+	const records = 300_000
+	changelog := host.ChangelogTopic("restoring", "keep")
+	var recs []abi.Record
+	for i := range records {
+		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%07d", i)), Value: []byte("v")})
+	}
+	produceAll(t, []string{b.Addr()}, changelog, recs)
+	pass := func() runtime.Native {
+		return runtime.Native{ProcessState: func(_ runtime.State, rec *abi.Record, emit func(abi.Record)) error { emit(*rec); return nil }}
+	}
+	n := startNativeNode(t, b, p, map[string]func() runtime.Native{"pass": pass})
+	var seen []host.RestoreStatus
+	for {
+		st := n.node.Status()
+		if len(st.Restores) > 0 {
+			seen = st.Restores
+			break
+		}
+		if len(st.Partitions["in"]) > 0 {
+			t.Fatalf("the node holds its partition and status never showed its store's restore (%d records)", records)
+		}
+		if err := nodeErr(n); err != nil {
+			t.Fatalf("node stopped: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r := seen[0]
+	if r.Topic != changelog || r.Partition != 0 || r.Restored+r.Remaining > records || r.Remaining <= 0 {
+		t.Fatalf("restore in status: %+v, want %s[0] with %d records in all", r, changelog, records)
+	}
+	// The restore ends, and status says so.
+	produceAll(t, []string{b.Addr()}, "in", []abi.Record{{Key: []byte("k"), Value: []byte("x")}})
+	consumeAll(t, b, "out", 1, 100*time.Millisecond)
+	if st := n.node.Status(); len(st.Restores) > 0 {
+		t.Fatalf("a restore is still shown after the node processed a record: %+v", st.Restores)
+	}
+}

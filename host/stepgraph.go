@@ -1,0 +1,61 @@
+package host
+
+import "github.com/eddy-streams/eddy/abi"
+
+// stepOutputs holds the outputs of a stage's steps over one batch when its
+// steps name their inputs (Step.From): each step's input is then the
+// outputs of the steps it names, merged in the order named, instead of the
+// previous step's output. A pipeline without from: runs its steps as a
+// chain and never makes one.
+type stepOutputs struct {
+	from    int // the stage's first step
+	stageIn []abi.Record
+	inSrc   []int32
+	outs    [][]abi.Record // by step - from
+	srcs    [][]int32
+}
+
+// newStepOutputs starts a batch entering stage st at step first with cur
+// (src: the input record each descends from): the stage's input when first
+// is the stage's first step, else the output of step first-1 (a join's
+// other input enters at the join, window results after their aggregate).
+func newStepOutputs(st Stage, first int, cur []abi.Record, src []int32) *stepOutputs {
+	o := &stepOutputs{from: st.From, outs: make([][]abi.Record, st.To-st.From), srcs: make([][]int32, st.To-st.From)}
+	if first == st.From {
+		o.stageIn, o.inSrc = cur, src
+	} else {
+		o.set(first-1, cur, src)
+	}
+	return o
+}
+
+// set records the output of step s.
+func (o *stepOutputs) set(s int, cur []abi.Record, src []int32) {
+	o.outs[s-o.from], o.srcs[s-o.from] = cur, src
+}
+
+func (o *stepOutputs) get(s int) ([]abi.Record, []int32) {
+	if s < 0 {
+		return o.stageIn, o.inSrc
+	}
+	return o.outs[s-o.from], o.srcs[s-o.from]
+}
+
+// input returns the input of a step that reads the outputs of ins (-1: the
+// stage's input): one step's output as it is, several merged in order.
+func (o *stepOutputs) input(ins []int) ([]abi.Record, []int32) {
+	if len(ins) == 1 {
+		return o.get(ins[0])
+	}
+	n := 0
+	for _, j := range ins {
+		cur, _ := o.get(j)
+		n += len(cur)
+	}
+	cur, src := make([]abi.Record, 0, n), make([]int32, 0, n)
+	for _, j := range ins {
+		c, s := o.get(j)
+		cur, src = append(cur, c...), append(src, s...)
+	}
+	return cur, src
+}

@@ -1,0 +1,70 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/runtime"
+)
+
+// TestCleanStopIsBounded: a node told to stop while the broker does not
+// answer its offset commits gives up its last commit at
+// NodeConfig.StopTimeout, and Run says which step ran out of time
+// (ErrStopTimeout). Before the bound the last commit waited 30s, and the
+// revoke of closing the client committed again without any bound.
+func TestCleanStopIsBounded(t *testing.T) {
+	b := startBroker(t, "in", "out", "dlq")
+	fake := b.Embedded(t, "makes the broker hold an offset commit").Cluster()
+	p := pipeline(t, "stopbound", "go/upper.wasm", host.AtLeastOnce, "")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var hang atomic.Bool
+	fake.ControlKey(kmsg.OffsetCommit.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if hang.Load() {
+			fake.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	// Heartbeats share the connection of the hanging commits: a long
+	// session keeps the partitions (and their offsets to commit) assigned,
+	// and a static member does not send a LeaveGroup behind them.
+	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: []string{b.Addr()}, NodeID: "s", Engine: eng,
+		Logger: testLogger(t), StopTimeout: 500 * time.Millisecond, Static: true, SessionTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	produceN(t, b, "in", 0, 500)
+	consumeAll(t, b, "out", 500, 300*time.Millisecond)
+
+	// From now on commits hang; records processed meanwhile leave offsets
+	// to commit at the stop.
+	hang.Store(true)
+	produceN(t, b, "in", 500, 1000)
+	await.Until(t, 10*time.Millisecond, func() bool { return n.Stats().In >= 1000 },
+		func() string { return fmt.Sprintf("the node took %d of 1000 records", n.Stats().In) })
+	cancel()
+	err = await.Receive(t, done, func() string { return "Run did not return; the node was " + n.Stage() })
+	if !errors.Is(err, host.ErrStopTimeout) || !strings.Contains(err.Error(), "committing the processed offsets") {
+		t.Fatalf("Run returned %v, want ErrStopTimeout naming the last commit", err)
+	}
+	t.Logf("Run returned: %v", err)
+}

@@ -1,0 +1,174 @@
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	"hash/maphash"
+
+	"github.com/eddy-streams/eddy/abi"
+)
+
+// callWrites holds the keyed-state writes of the guest call in progress. A
+// call's writes take effect only if the call succeeds (ABI.md section 3):
+// the state host calls write here and read here first (a call sees its own
+// writes), and the instance applies them to its State once the call's answer
+// has decoded (keep), or drops them when the call fails as a whole (a trap,
+// a timeout, a negative return, malformed output): the bisection that then
+// isolates the failing record re-runs the other records on the state as it
+// was before the call, instead of counting them again.
+type callWrites struct {
+	// index maps a key's hash to the last entry of ents with that hash;
+	// entries of one hash are chained by next. A map keyed by string
+	// would allocate the key of each new entry; this one keeps its
+	// buckets across calls and allocates nothing once grown.
+	index map[uint64]int
+	seed  maphash.Seed
+	ents  []write // in order of first write, so they are applied in a stable order
+	arena []byte  // copies of the keys and values of ents
+}
+
+type write struct {
+	key, value []byte // views into arena
+	deleted    bool
+	next       int // the previous entry with the same hash, or -1
+}
+
+// arenaKeep bounds the arena a callWrites keeps between calls: a call that
+// wrote more gives its buffer back to the garbage collector.
+const arenaKeep = 1 << 20
+
+func (w *callWrites) reset() {
+	clear(w.index)
+	clear(w.ents)
+	w.ents = w.ents[:0]
+	if cap(w.arena) > arenaKeep {
+		w.arena = nil
+	}
+	w.arena = w.arena[:0]
+}
+
+// copyIn appends b to the arena and returns the copy. Earlier copies stay
+// valid when the arena grows: they keep the old array.
+func (w *callWrites) copyIn(b []byte) []byte {
+	start := len(w.arena)
+	w.arena = append(w.arena, b...)
+	return w.arena[start:len(w.arena):len(w.arena)]
+}
+
+// find returns the entry of key and its hash, or -1.
+func (w *callWrites) find(key []byte) (int, uint64) {
+	if w.index == nil {
+		w.index, w.seed = make(map[uint64]int), maphash.MakeSeed()
+	}
+	h := maphash.Bytes(w.seed, key)
+	j, ok := w.index[h]
+	for ok && j >= 0 {
+		if bytes.Equal(w.ents[j].key, key) {
+			return j, h
+		}
+		j = w.ents[j].next
+	}
+	return -1, h
+}
+
+func (w *callWrites) set(key, value []byte, deleted bool) {
+	if !deleted {
+		value = w.copyIn(value)
+	}
+	j, h := w.find(key)
+	if j >= 0 {
+		w.ents[j].value, w.ents[j].deleted = value, deleted
+		return
+	}
+	prev, ok := w.index[h]
+	if !ok {
+		prev = -1
+	}
+	w.index[h] = len(w.ents)
+	w.ents = append(w.ents, write{key: w.copyIn(key), value: value, deleted: deleted, next: prev})
+}
+
+// get returns the call's own write of key, if any (found false: read the
+// store).
+func (w *callWrites) get(key []byte) (value []byte, ok, found bool) {
+	if len(w.ents) == 0 {
+		return nil, false, false
+	}
+	j, _ := w.find(key)
+	if j < 0 {
+		return nil, false, false
+	}
+	e := &w.ents[j]
+	return e.value, !e.deleted, true
+}
+
+// apply writes the entries to st and resets w.
+func (w *callWrites) apply(st State) error {
+	defer w.reset()
+	for _, e := range w.ents {
+		var err error
+		if e.deleted {
+			err = st.Delete(e.key)
+		} else {
+			err = st.Put(e.key, e.value)
+		}
+		if err != nil {
+			return fmt.Errorf("state: %w", err)
+		}
+	}
+	return nil
+}
+
+// beginState starts a call's state writes: anything a failed earlier call
+// left is dropped.
+func (i *Instance) beginState() {
+	if len(i.writes.ents) > 0 {
+		i.writes.reset()
+	}
+}
+
+// keepState applies the state writes of a call that succeeded. An error is
+// the store's (not the guest's): it fails the batch.
+func (i *Instance) keepState(kind abi.Kind) error {
+	if len(i.writes.ents) == 0 || i.state == nil {
+		return nil
+	}
+	if err := i.writes.apply(i.state); err != nil {
+		return fmt.Errorf("function %s (%s): %w", i.fn.name, kind, err)
+	}
+	return nil
+}
+
+// callState is the State a native's ProcessState sees: the instance's
+// store behind the record's writes, which apply unless the record panics (a
+// native's trap) or breaks the limits, as a guest call's do.
+type callState struct{ i *Instance }
+
+// Get implements State.Get.
+func (c callState) Get(key []byte) ([]byte, bool, error) {
+	if v, ok, found := c.i.writes.get(key); found {
+		return v, ok, nil
+	}
+	if len(key) > abi.MaxStateKey {
+		return nil, false, nil // never stored
+	}
+	return c.i.state.Get(key)
+}
+
+// Put implements State.Put.
+func (c callState) Put(key, value []byte) error {
+	if err := checkStatePut(key, value); err != nil {
+		c.i.limitErr = err
+		return err
+	}
+	c.i.writes.set(key, value, false)
+	return nil
+}
+
+// Delete implements State.Delete.
+func (c callState) Delete(key []byte) error {
+	if len(key) <= abi.MaxStateKey {
+		c.i.writes.set(key, nil, true)
+	}
+	return nil
+}
