@@ -18,6 +18,12 @@ import (
 // Version is the ABI version this host speaks.
 const Version = 1
 
+// HeaderOutput is the header by which an output record of eddy_process
+// names the output of its step it goes to (ABI.md, "Named outputs"), when
+// the pipeline gives the step outputs; the host takes it off the record.
+// Old modules never set it, and a step without outputs leaves it alone.
+const HeaderOutput = "eddy.output"
+
 // Export names (ABI.md, section 2).
 const (
 	ExportMemory     = "memory"

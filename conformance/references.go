@@ -34,13 +34,31 @@ var references = map[string][]refCase{
 		{Key: []byte("k"), Value: []byte(" a  b\tc\u00a0d "), Timestamp: 3},
 		{Key: []byte("e"), Value: []byte(""), Timestamp: 4},
 	}, []string{`k="k" v="a" t=3;k="k" v="b" t=3;k="k" v="c" t=3;k="k" v="d" t=3;`, ""})}},
+	// route names outputs of its step by the header abi.HeaderOutput
+	// (ABI.md, "Named outputs"): "objects" for a value starting with '{',
+	// "numbers" for one starting with a digit, none otherwise.
+	"route": {{"names-outputs", expectProcess([]abi.Record{
+		{Key: []byte("k"), Value: []byte(`{"a":1}`), Timestamp: 1, Headers: []abi.Header{{Key: "h", Value: []byte("x")}}},
+		{Value: []byte("42 apples"), Timestamp: 2},
+		{Value: []byte("word"), Timestamp: 3, Headers: []abi.Header{{Key: "h", Value: nil}}},
+		{Key: []byte("n"), Value: nil, Timestamp: 4},
+		{Value: []byte{}, Timestamp: 5},
+		{Value: []byte("{"), Timestamp: 6},
+	}, []string{
+		`k="k" v="{\"a\":1}" t=1 h["h"]="x" h["eddy.output"]="objects";`,
+		`k=nil v="42 apples" t=2 h["eddy.output"]="numbers";`,
+		`k=nil v="word" t=3 h["h"]=nil;`,
+		`k="n" v=nil t=4;`,
+		`k=nil v="" t=5;`,
+		`k=nil v="{" t=6 h["eddy.output"]="objects";`,
+	})}},
 	"poison": {
 		{"error-codes", expectProcess(values("ok", "poison", "code77"), []string{`k=nil v="OK" t=0;`, "error 1", "error 77"})},
 		{"crash-is-isolated", expectCrashIsolated},
 	},
 	"stats": {{"count-sum-avg", expectStats}},
 	// pricestats is a Go-only test fixture (joins, windows over JSON, and
-	// Nexmark), not one of the nine functions every SDK implements.
+	// Nexmark), not one of the ten functions every SDK implements.
 	"pricestats": {{"count-sum-max-of-price", expectPriceStats}},
 	"counter":    {{"keyed-state-counters-and-logging", expectCounter}},
 	"joiner":     {{"nests-both-sides", expectJoin}},

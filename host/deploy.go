@@ -70,6 +70,10 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 	if step.Kind == StepKeyBy && step.Field != "" {
 		return registry.Event{}, deployErr("invalid_module", "step %s keys by the field %s: it runs no function", step.Name, step.Field)
 	}
+	if step.Kind == stepOutput {
+		return registry.Event{}, deployErr("invalid_module", "step %s is %s of step %s: it runs no function", step.Name,
+			strings.TrimPrefix(step.Name, step.part.of+"."), step.part.of)
+	}
 	if step.Kind == StepJoin && n.current(s) == nil {
 		return registry.Event{}, deployErr("invalid_module", "step %s nests both sides' values: it runs no function (give it one in the pipeline file first)", step.Name)
 	}

@@ -165,21 +165,10 @@ func (sm *stepMeter) finish(t *task, out int, now time.Time) {
 	sm.on = false
 }
 
-// countDropped counts the input records of a map, filter or flat_map step
-// that neither failed nor produced anything (a filter's rejects, a
-// flat_map's empty answers). kept is the step's output, without the
-// outputs of failed records.
-func (m *metrics) countDropped(s int, kind StepKind, in, kept int, from []int32, failed map[int32]bool) {
-	if kind == StepFlatMap {
-		// Outputs come in input order: count the inputs that have some.
-		kept = 0
-		for j, f := range from {
-			if (j == 0 || from[j-1] != f) && (len(failed) == 0 || !failed[f]) {
-				kept++
-			}
-		}
-	}
-	if d := in - len(failed) - kept; d > 0 {
+// countDropped counts d input records of step s that neither failed nor
+// produced anything (a filter's rejects, a flat_map's empty answers).
+func (m *metrics) countDropped(s, d int) {
+	if d > 0 {
 		m.steps[s].dropped.Add(int64(d))
 	}
 }

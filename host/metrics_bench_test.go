@@ -20,7 +20,7 @@ func BenchmarkStepMeter(b *testing.B) {
 		var sm stepMeter
 		sm.enter(t, 0, batch)
 		sm.enter(t, 1, batch)
-		n.metrics.countDropped(1, StepFilter, batch, batch/2, nil, nil)
+		n.metrics.countDropped(1, batch/2)
 		sm.leave(t, batch/2)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/record")

@@ -278,7 +278,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
-	if slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 }) {
+	if slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 || s.part.of != "" }) {
 		n.stepIns = p.StepInputs()
 	}
 	n.metrics = newMetrics(n)
@@ -303,7 +303,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		} else {
 			fn, err = load(i, p.FunctionPath(i))
 		}
-		if err == nil && fn == nil && s.Kind != StepKeyBy && s.Kind != StepJoin {
+		if err == nil && fn == nil && s.Kind != StepKeyBy && s.Kind != StepJoin && s.Kind != stepOutput {
 			err = errors.New("no function")
 		}
 		var lf *liveFn

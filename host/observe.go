@@ -223,6 +223,10 @@ type GraphStep struct {
 	State    bool     `json:"state,omitempty"`
 	To       string   `json:"to,omitempty"`   // the topic the step's output is also written to
 	From     []string `json:"from,omitempty"` // the steps it reads (from:), when not the previous one
+	// Of names the branch step whose branch this step is, or the step
+	// whose named output it is (its From is then the step that feeds it:
+	// the branch before, whose dropped records it reads, or that step).
+	Of string `json:"of,omitempty"`
 }
 
 // GraphStage is a stage: the steps one task runs, between topics.
@@ -249,7 +253,14 @@ func (n *Node) graph() Graph {
 		}
 	}
 	for i, s := range p.Steps {
-		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State, To: s.To, From: s.From}
+		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State, To: s.To, From: s.From, Of: s.part.of}
+		if s.part.fed {
+			for j, f := range p.Steps {
+				if slices.Contains(f.part.feeds, i) {
+					gs.From = []string{p.Steps[j].Name}
+				}
+			}
+		}
 		if s.Function != "" {
 			gs.Function = filepath.Base(s.Function)
 			if strings.HasPrefix(s.Function, NativePrefix) {

@@ -159,7 +159,10 @@ func (t *task) unproducibleError(s int, cause runtime.Cause, reason string) *run
 // limit; a broker that refuses a record anyway fails its produce (see
 // produce).
 func (n *Node) learnTopicLimits(ctx context.Context) {
-	topics := []string{n.p.Sink.Topic, n.p.DeadLetter.Topic, n.p.Late.Topic, ShadowTopic(n.p.Sink.Topic)}
+	topics := []string{n.p.DeadLetter.Topic, n.p.Late.Topic}
+	if n.p.Sink.Topic != "" {
+		topics = append(topics, n.p.Sink.Topic, ShadowTopic(n.p.Sink.Topic))
+	}
 	for _, st := range n.stages {
 		if !st.Last {
 			topics = append(topics, st.Output)

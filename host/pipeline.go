@@ -60,6 +60,11 @@ const (
 	// (stream: a topic). The function, optional, exports eddy_join; without
 	// one the output value nests both JSON values: {"left":…,"right":…}.
 	StepJoin StepKind = "join"
+	// StepBranch sends each record to the first of its branches whose
+	// predicate (a filter function) keeps it; later steps read a branch as
+	// <step>.<branch>, and a branch may write to a topic (to:). A record
+	// no branch takes is dropped, as a filter drops it.
+	StepBranch StepKind = "branch"
 )
 
 // JoinType is a join step's type.
@@ -195,6 +200,17 @@ type Step struct {
 	// the order named), or "source" for the pipeline's source topics.
 	// Absent: the previous step (the source for the first step).
 	From []string `yaml:"from"`
+	// Branches are a branch step's branches, in the order their
+	// predicates are tried.
+	Branches []Branch `yaml:"branches"`
+	// Outputs name the outputs a map, filter or flat_map step's function
+	// may route records to (abi.HeaderOutput); later steps read one as
+	// <step>.<output>. Records routed nowhere stay the step's output.
+	Outputs []Output `yaml:"outputs"`
+
+	// part is what the step is part of once branches and outputs are
+	// steps of their own (expandOutputs).
+	part graphPart
 }
 
 // SourceInput is the name a step's from: gives the pipeline's source
@@ -218,6 +234,8 @@ func (p *Pipeline) StepInputs() [][]int {
 	ins := make([][]int, len(p.Steps))
 	for i, s := range p.Steps {
 		switch {
+		case s.part.fed:
+			// Its input is put in place by the step it belongs to.
 		case len(s.From) > 0:
 			for _, f := range s.From {
 				ins[i] = append(ins[i], index[f])
@@ -489,6 +507,7 @@ func ParsePipeline(name string, src []byte) (*Pipeline, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	p.expandOutputs()
 	return p, nil
 }
 
@@ -712,7 +731,7 @@ func (p *Pipeline) validate() error {
 		switch s.Kind {
 		case StepJoin:
 			p.validateJoin(f, s, bad)
-		case StepMap, StepFilter, StepFlatMap, StepKeyBy:
+		case StepMap, StepFilter, StepFlatMap, StepKeyBy, StepBranch:
 			if s.Window != nil {
 				bad(f+".window", "only aggregate and stream-stream join steps have windows")
 			}
@@ -738,9 +757,9 @@ func (p *Pipeline) validate() error {
 				bad(f+".time", "must be event, log_append or processing, got %q", s.Time)
 			}
 		case "":
-			bad(f+".kind", "is required: map, filter, flat_map, key_by, join or aggregate")
+			bad(f+".kind", "is required: map, filter, flat_map, branch, key_by, join or aggregate")
 		default:
-			bad(f+".kind", "must be map, filter, flat_map, key_by, join or aggregate, got %q", s.Kind)
+			bad(f+".kind", "must be map, filter, flat_map, branch, key_by, join or aggregate, got %q", s.Kind)
 		}
 		if s.Kind != StepJoin && (s.Table != "" || s.Stream != "" || s.Type != "") {
 			bad(f+".kind", "table, stream and type belong to join steps")
@@ -758,7 +777,7 @@ func (p *Pipeline) validate() error {
 			bad(f+".field", "give field or function, not both")
 		case s.Kind != StepKeyBy && s.Field != "":
 			bad(f+".field", "only a key_by step has a field")
-		case s.Kind != StepKeyBy && s.Kind != StepJoin && s.Function == "":
+		case s.Kind != StepKeyBy && s.Kind != StepJoin && s.Kind != StepBranch && s.Function == "":
 			bad(f+".function", "is required: the path of a .wasm file")
 		}
 		if s.Field != "" {
@@ -781,6 +800,7 @@ func (p *Pipeline) validate() error {
 		names[s.Name] = true
 	}
 	p.validateAfterAggregates(bad)
+	p.validateBranches(bad)
 	p.validateFrom(bad)
 	tables := map[string]bool{}
 	for i, t := range p.Tables {
@@ -801,9 +821,14 @@ func (p *Pipeline) validate() error {
 			bad(f+".topic", "%q is also a source or the sink topic", t.Topic)
 		}
 	}
-	if p.Sink.Topic == "" {
-		bad("sink.topic", "is required")
-	} else if !validTopic(p.Sink.Topic) {
+	endsInBranches := len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].Kind == StepBranch
+	switch {
+	case p.Sink.Topic == "" && !endsInBranches:
+		bad("sink.topic", "is required (a pipeline whose last step is a branch step has none)")
+	case p.Sink.Topic == "":
+	case endsInBranches:
+		bad("sink.topic", "the last step is a branch step, which has no output of its own for the sink: its branches write with to: or are read by later steps")
+	case !validTopic(p.Sink.Topic):
 		bad("sink.topic", "%q is not a valid topic name", p.Sink.Topic)
 	}
 	for _, t := range p.Source.Topics {
@@ -978,8 +1003,12 @@ const repartitionSuffix = "-repartition"
 type Stage struct {
 	Inputs   []string // the topics this stage consumes
 	From, To int      // its steps: Steps[From:To]
-	Output   string   // where its records go: a repartition topic, or the sink
+	Output   string   // where its records go: a repartition topic, or the sink ("" for none)
 	Last     bool     // Output is the sink
+	// Out is the step whose output goes to Output: its last step, or the
+	// step that its last steps are the named outputs of; -1 when the stage
+	// ends with a branch step's branches (p.sinkStep).
+	Out int
 	// Sides maps the inputs that a join step of the stage reads (a
 	// co-partitioned table's topic, the other stream of a stream-stream
 	// join) to that step; the other inputs run through the stage from its
@@ -1018,6 +1047,9 @@ func (p *Pipeline) Stages() []Stage {
 	}
 	cur.To, cur.Output, cur.Last = len(p.Steps), p.Sink.Topic, true
 	stages = append(stages, cur)
+	for i := range stages {
+		stages[i].Out = p.sinkStep(stages[i])
+	}
 	// A join step's other input is read by the tasks of its stage.
 	for i := range stages {
 		st := &stages[i]
@@ -1047,15 +1079,38 @@ func (p *Pipeline) Stages() []Stage {
 // goes somewhere. A step may read the outputs of earlier steps of its own
 // stage (the steps between two repartitions, which one task runs), or, in
 // the first stage, the source topics; not a join step (its other input is
-// its table or stream). A step whose output no step reads, that writes no
-// to: topic and is not its stage's last step (whose output goes to the sink
-// or the next stage) is an error: its work would go nowhere.
+// its table or stream). A branch step's branches and a step's named outputs
+// are read as <step>.<name>; a branch step has no output of its own. A step
+// whose output no step reads, that writes no to: topic and is not its
+// stage's last step (whose output goes to the sink or the next stage) is an
+// error: its work would go nowhere; so is a branch or named output that no
+// step reads and that has no to:.
 func (p *Pipeline) validateFrom(bad func(field, format string, args ...any)) {
 	index := map[string]int{}
 	for i, s := range p.Steps {
 		if _, dup := index[s.Name]; !dup {
 			index[s.Name] = i
 		}
+	}
+	// resolve finds the step a from: name reads and, for a branch or a
+	// named output, its name.
+	resolve := func(name string) (int, string, bool) {
+		if j, ok := index[name]; ok {
+			return j, "", true
+		}
+		if dot := strings.LastIndexByte(name, '.'); dot > 0 {
+			if j, ok := index[name[:dot]]; ok && slices.Contains(p.Steps[j].parts(), name[dot+1:]) {
+				return j, name[dot+1:], true
+			}
+		}
+		return 0, "", false
+	}
+	partNames := func(s Step) string {
+		var out []string
+		for _, part := range s.parts() {
+			out = append(out, s.Name+"."+part)
+		}
+		return strings.Join(out, ", ")
 	}
 	stageOf := make([]Stage, len(p.Steps))
 	for _, st := range p.Stages() {
@@ -1064,9 +1119,14 @@ func (p *Pipeline) validateFrom(bad func(field, format string, args ...any)) {
 		}
 	}
 	read := make([]bool, len(p.Steps))
+	partRead := map[string]bool{} // "<step>.<part>"
 	for i, s := range p.Steps {
 		f := fmt.Sprintf("steps[%d].from", i)
 		if len(s.From) == 0 {
+			if i > 0 && p.Steps[i-1].Kind == StepBranch {
+				bad(fmt.Sprintf("steps[%d]", i), "step %s follows branch step %s, which has no output of its own: name the branches it reads in from: (%s)",
+					s.Name, p.Steps[i-1].Name, partNames(p.Steps[i-1]))
+			}
 			if i > 0 && i > stageOf[i].From {
 				read[i-1] = true
 			}
@@ -1078,7 +1138,7 @@ func (p *Pipeline) validateFrom(bad func(field, format string, args ...any)) {
 		}
 		seen := map[string]bool{}
 		for _, name := range s.From {
-			j, ok := index[name]
+			j, part, ok := resolve(name)
 			switch {
 			case seen[name]:
 				bad(f, "%q is named twice", name)
@@ -1086,11 +1146,15 @@ func (p *Pipeline) validateFrom(bad func(field, format string, args ...any)) {
 				bad(f, "%q: step %s reads what a repartition topic brings (it is after a key_by and a step that keeps state), not the source", name, s.Name)
 			case name == SourceInput:
 			case !ok:
-				bad(f, "%q is not a step of the pipeline", name)
+				bad(f, "%q is not a step of the pipeline, nor a branch or output of one", name)
 			case j >= i:
 				bad(f, "%q is not before step %s: a step reads earlier steps (a step cannot read itself or a later one, so there are no cycles)", name, s.Name)
 			case j < stageOf[i].From:
 				bad(f, "%q is before the repartition in front of step %s: a step reads the steps of its own stage (after its last key_by before a step that keeps state)", name, s.Name)
+			case part == "" && p.Steps[j].Kind == StepBranch:
+				bad(f, "%q is a branch step, which has no output of its own: name its branches (%s)", name, partNames(p.Steps[j]))
+			case part != "":
+				partRead[name] = true
 			default:
 				read[j] = true
 			}
@@ -1098,8 +1162,18 @@ func (p *Pipeline) validateFrom(bad func(field, format string, args ...any)) {
 		}
 	}
 	for i, s := range p.Steps {
-		if !read[i] && s.To == "" && i != stageOf[i].To-1 {
+		if !read[i] && s.To == "" && i != stageOf[i].To-1 && s.Kind != StepBranch {
 			bad(fmt.Sprintf("steps[%d]", i), "the output of step %s goes nowhere: no later step reads it (from:) and it has no to: topic", s.Name)
+		}
+		for j, b := range s.Branches {
+			if b.To == "" && !partRead[s.Name+"."+b.Name] {
+				bad(fmt.Sprintf("steps[%d].branches[%d]", i, j), "branch %s.%s goes nowhere: no later step reads it (from:) and it has no to: topic", s.Name, b.Name)
+			}
+		}
+		for j, o := range s.Outputs {
+			if o.To == "" && !partRead[s.Name+"."+o.Name] {
+				bad(fmt.Sprintf("steps[%d].outputs[%d]", i, j), "output %s.%s goes nowhere: no later step reads it (from:) and it has no to: topic", s.Name, o.Name)
+			}
 		}
 	}
 }
@@ -1119,7 +1193,7 @@ func (p *Pipeline) validateTap(f string, i int, to string, bad func(field, forma
 		bad(f, "%q is a topic the pipeline reads: it would read its own output", to)
 	case to == p.DeadLetter.Topic || to == p.Late.Topic || internal:
 		bad(f, "%q is the pipeline's dead-letter, late, changelog or repartition topic", to)
-	case i == len(p.Steps)-1 && to == p.Sink.Topic:
+	case i >= 0 && i == len(p.Steps)-1 && to == p.Sink.Topic:
 		bad(f, "%q is the sink, where the last step's output goes already", to)
 	}
 }

@@ -543,16 +543,33 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 		}
 	}
 	var outputs []string
+	var taps []string // the topics steps, branches and named outputs write (to:)
+	for _, s := range p.Steps {
+		if s.To != "" && s.To != p.Sink.Topic && !slices.Contains(taps, s.To) {
+			taps = append(taps, s.To)
+		}
+	}
 	if opts.TruncateOutput {
-		outputs = append(outputs, p.Sink.Topic, ShadowTopic(p.Sink.Topic))
-		why[p.Sink.Topic] = "sink"
-		why[ShadowTopic(p.Sink.Topic)] = "shadow output"
+		if p.Sink.Topic != "" {
+			outputs = append(outputs, p.Sink.Topic, ShadowTopic(p.Sink.Topic))
+			why[p.Sink.Topic] = "sink"
+			why[ShadowTopic(p.Sink.Topic)] = "shadow output"
+		}
+		for _, t := range taps {
+			outputs = append(outputs, t)
+			why[t] = "output of a step (to:)"
+		}
 		if p.Late.Topic != "" {
 			outputs = append(outputs, p.Late.Topic)
 			why[p.Late.Topic] = "late records"
 		}
 	} else {
-		plan.Kept = append(plan.Kept, p.Sink.Topic+": sink (--truncate-output to delete its records; the rerun writes its output again)")
+		if p.Sink.Topic != "" {
+			plan.Kept = append(plan.Kept, p.Sink.Topic+": sink (--truncate-output to delete its records; the rerun writes its output again)")
+		}
+		for _, t := range taps {
+			plan.Kept = append(plan.Kept, t+": output of a step (--truncate-output to delete its records; the rerun writes them again)")
+		}
 	}
 	if p.DeadLetter.Topic != "" {
 		if opts.TruncateDeadLetters {

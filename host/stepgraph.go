@@ -13,6 +13,10 @@ type stepOutputs struct {
 	inSrc   []int32
 	outs    [][]abi.Record // by step - from
 	srcs    [][]int32
+	// fedIns are the inputs put in place for the steps of branches and
+	// named outputs (Step.part.feeds), by step - from.
+	fedIns  [][]abi.Record
+	fedSrcs [][]int32
 }
 
 // newStepOutputs starts a batch entering stage st at step first with cur
@@ -32,6 +36,23 @@ func newStepOutputs(st Stage, first int, cur []abi.Record, src []int32) *stepOut
 // set records the output of step s.
 func (o *stepOutputs) set(s int, cur []abi.Record, src []int32) {
 	o.outs[s-o.from], o.srcs[s-o.from] = cur, src
+}
+
+// feed puts cur in place as the input of step s (a step of a branch or a
+// named output).
+func (o *stepOutputs) feed(s int, cur []abi.Record, src []int32) {
+	if o.fedIns == nil {
+		o.fedIns, o.fedSrcs = make([][]abi.Record, len(o.outs)), make([][]int32, len(o.outs))
+	}
+	o.fedIns[s-o.from], o.fedSrcs[s-o.from] = cur, src
+}
+
+// fed returns the input put in place for step s.
+func (o *stepOutputs) fed(s int) ([]abi.Record, []int32) {
+	if o.fedIns == nil {
+		return nil, nil
+	}
+	return o.fedIns[s-o.from], o.fedSrcs[s-o.from]
 }
 
 func (o *stepOutputs) get(s int) ([]abi.Record, []int32) {

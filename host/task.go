@@ -74,6 +74,9 @@ type task struct {
 	extract []windowing.Extractor
 	// resultSrcBuf backs the src of a batch's window results (resultSrc).
 	resultSrcBuf []int32
+	// counts is processStep's count of outputs per input of the step it
+	// ran last (-1: failed).
+	counts []int32
 	// progress is, per input topic, the event time sent to the repartition
 	// topic (feedsWindows).
 	progress map[string]progressSent
@@ -322,10 +325,19 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 			if s > first {
 				graph.set(s-1, cur, src)
 			}
-			cur, src = graph.input(n.stepIns[s])
+			if n.p.Steps[s].part.fed {
+				cur, src = graph.fed(s)
+			} else {
+				cur, src = graph.input(n.stepIns[s])
+			}
 		}
 		meter.enter(t, s, len(cur))
 		switch n.p.Steps[s].Kind {
+		case stepOutput:
+			// A branch without a function, or a named output: what was
+			// put in place for it goes on.
+			t.tap(ctx, b, s, cur, src)
+			continue
 		case StepJoin:
 			var err error
 			if cur, src, err = t.joinStep(ctx, b, s, side, cur, src); err != nil {
@@ -361,10 +373,22 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 			shadowIn, shadowSrc = cur, src
 		}
 		var err error
+		in, inSrc := cur, src
 		if cur, src, err = t.processStep(ctx, b, s, t.insts[s], t.fns[s], &t.outs[s], cur, src, true); err != nil {
 			return err
 		}
+		if feeds := n.p.Steps[s].part.feeds; feeds != nil {
+			cur, src = t.feedParts(ctx, b, s, graph, in, inSrc, cur, src)
+		}
 		t.tap(ctx, b, s, cur, src)
+	}
+	if graph != nil && t.stage.Out != t.stage.To-1 {
+		// The stage ends with named outputs or branches: its output is
+		// its last step of the pipeline file's, if it has one.
+		cur, src = nil, nil
+		if t.stage.Out >= 0 {
+			cur, src = graph.get(t.stage.Out)
+		}
 	}
 	meter.leave(t, len(cur))
 	feeds := n.feedsWindows(t.stage)
@@ -420,6 +444,50 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 		}
 	}
 	return nil
+}
+
+// feedParts puts in place the inputs of the steps that step s feeds
+// (Step.part.feeds) and returns what stays its own output (cur, src). A
+// branch's filter step feeds the next branch with the records of in that
+// it dropped (neither kept nor failed: processStep's t.counts); a step with
+// named outputs routes its output records (routeRecords), and a record
+// naming an output the step does not have fails the input it descends
+// from, once.
+func (t *task) feedParts(ctx context.Context, b *batch, s int, graph *stepOutputs, in []abi.Record, inSrc []int32,
+	cur []abi.Record, src []int32) ([]abi.Record, []int32) {
+	step := &t.n.p.Steps[s]
+	if step.part.branch {
+		var rest []abi.Record
+		var restSrc []int32
+		for j, c := range t.counts[:len(in)] {
+			if c == 0 {
+				rest, restSrc = append(rest, in[j]), append(restSrc, inSrc[j])
+			}
+		}
+		graph.feed(step.part.feeds[0], rest, restSrc)
+		return cur, src
+	}
+	parts, partSrc := make([][]abi.Record, len(step.Outputs)), make([][]int32, len(step.Outputs))
+	var failed map[int32]bool
+	keep, keepSrc := routeRecords(step.Outputs, cur, src, parts, partSrc, func(j int, name string) {
+		if src[j] >= 0 {
+			if failed[src[j]] {
+				return
+			}
+			if failed == nil {
+				failed = map[int32]bool{}
+			}
+			failed[src[j]] = true
+		}
+		t.failRecord(ctx, b, s, cur, src, j, &runtime.Error{Function: t.stepFunction(s), Kind: abi.KindProcess,
+			Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: j, Group: -1,
+			Reason: fmt.Sprintf("the record names output %q (header %s), which step %s does not have (its outputs: %s)",
+				abi.TruncateReason(name, 256), abi.HeaderOutput, step.Name, strings.Join(step.parts(), ", "))})
+	})
+	for k, f := range step.part.feeds {
+		graph.feed(f, parts[k], partSrc[k])
+	}
+	return keep, keepSrc
 }
 
 // oversized finds the records of outs larger than their topic accepts and
@@ -503,40 +571,65 @@ func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.I
 	if err := inst.Process(ctx, cur, out); err != nil {
 		return nil, nil, fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
 	}
-	failed := map[int32]bool{}
+	// counts[i] is the number of outputs of input i, -1 once it failed;
+	// a branch's filter step reads it after (feedParts).
+	const failedMark = -1
+	counts := slices.Grow(t.counts[:0], len(cur))[:len(cur)]
+	clear(counts)
+	t.counts = counts
+	nfailed := 0
 	for _, e := range out.Failed {
-		failed[int32(e.Index)] = true
+		if counts[e.Index] != failedMark {
+			counts[e.Index] = failedMark
+			nfailed++
+		}
 		fail(e.Index, e)
 	}
-	kind := n.p.Steps[s].Kind
-	if kind != StepFlatMap {
-		// Enforce the step's cardinality: map exactly one, filter at most one.
-		counts := make([]int, len(cur))
-		for _, f := range out.From {
+	for _, f := range out.From {
+		if counts[f] >= 0 {
 			counts[f]++
 		}
-		for i, c := range counts {
-			if failed[int32(i)] || (kind == StepMap && c == 1) || (kind == StepFilter && c <= 1) {
-				continue
+	}
+	kind := n.p.Steps[s].Kind
+	dropped := 0
+	for i, c := range counts {
+		switch {
+		case c == failedMark:
+		case kind == StepFlatMap || kind == StepMap && c == 1 || kind == StepFilter && c <= 1:
+			// The step's cardinality: map exactly one, filter at most one.
+			if c == 0 {
+				dropped++
 			}
-			failed[int32(i)] = true
+		default:
+			counts[i] = failedMark
+			nfailed++
 			fail(i, &runtime.Error{Function: lf.fn.Name(), Kind: abi.KindProcess,
 				Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
 				Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
 		}
 	}
 	next := out.Records[:0:0]
-	nsrc := make([]int32, 0, len(out.Records))
-	for j := range out.Records {
-		f := out.From[j]
-		if failed[f] {
-			continue
+	var nsrc []int32
+	if nfailed == 0 {
+		// The usual case: every output goes on.
+		next = out.Records
+		nsrc = make([]int32, len(out.Records))
+		for j, f := range out.From {
+			nsrc[j] = src[f]
 		}
-		next = append(next, out.Records[j])
-		nsrc = append(nsrc, src[f])
+	} else {
+		nsrc = make([]int32, 0, len(out.Records))
+		for j := range out.Records {
+			f := out.From[j]
+			if counts[f] == failedMark {
+				continue
+			}
+			next = append(next, out.Records[j])
+			nsrc = append(nsrc, src[f])
+		}
 	}
 	if deadLetters {
-		n.metrics.countDropped(s, kind, len(cur), len(next), out.From, failed)
+		n.metrics.countDropped(s, dropped)
 	}
 	return next, nsrc, nil
 }

@@ -64,3 +64,24 @@ func cloneBytes(b []byte) []byte {
 	}
 	return append(make([]byte, 0, len(b)), b...)
 }
+
+// HeaderOutput is the header naming the output of its step a record goes
+// to (ABI.md, "Named outputs"). [Record.ToOutput] sets it.
+const HeaderOutput = "eddy.output"
+
+// ToOutput returns r sent to the named output of its step: the pipeline
+// file gives a map, filter or flat_map step its outputs (outputs: [name,
+// ...]), and later steps read one as <step>.<name>. A record sent to no
+// output stays the step's own output; one sent to a name the step does not
+// have is dead-lettered. The host takes the header off before the record
+// goes on. r's headers are not changed: the result has its own slice.
+func (r Record) ToOutput(name string) Record {
+	hs := make([]Header, 0, len(r.Headers)+1)
+	for _, h := range r.Headers {
+		if h.Key != HeaderOutput {
+			hs = append(hs, h)
+		}
+	}
+	r.Headers = append(hs, Header{Key: HeaderOutput, Value: []byte(name)})
+	return r
+}
