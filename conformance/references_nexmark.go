@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/runtime"
@@ -33,6 +35,53 @@ func init() {
 		`k="42" v="{\"auction\":42,\"count\":3,\"start\":1000,\"end\":11000}" t=0;`, "error 2",
 	})}, {"hot-items", expectNexmarkQ5}}
 	references["nx-one"] = []refCase{{"one-key", expectNexmarkOne}}
+	// The functions of examples/ (fan-out, alerts, top-auctions).
+	references["nx-route"] = []refCase{{"routes-by-kind", expectProcess(values(
+		bid, `{"id":7,"name":"Ann","emailAddress":"a@b"}`, `{"id":1000,"itemName":"x","seller":7}`, `{"x":1}`, `[1]`,
+	), []string{
+		`k=nil v="` + strings.ReplaceAll(bid, `"`, `\"`) + `" t=0;`,
+		`k=nil v="{\"id\":7,\"name\":\"Ann\",\"emailAddress\":\"a@b\"}" t=0 h["eddy.output"]="people";`,
+		`k=nil v="{\"id\":1000,\"itemName\":\"x\",\"seller\":7}" t=0 h["eddy.output"]="auctions";`,
+		"error 2", "error 2",
+	})}}
+	references["nx-busy"] = []refCase{{"keeps-counts-of-5", expectProcess(values(
+		`{"count":5}`, `{"count":4}`, `{"count":12}`, `{"n":9}`, `{"count":"5"}`,
+	), []string{`k=nil v="{\"count\":5}" t=0;`, "", `k=nil v="{\"count\":12}" t=0;`, "error 2", "error 2"})}}
+	references["nx-top3"] = []refCase{{"top-three", expectNexmarkTop3}}
+}
+
+func expectNexmarkTop3(s *suite, inst *runtime.Instance) (string, error) {
+	key := []byte("10000")
+	tagged := func(auction, count int) string {
+		return fmt.Sprintf(`{"auction":%d,"count":%d,"start":0,"end":10000}`, auction, count)
+	}
+	acc, failed, err := fold(s, inst, key, nil, values(tagged(5, 3), tagged(9, 1), `{"x":1}`, tagged(2, 3), tagged(7, 8)), 2)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Equal(failed, []int{2}) {
+		return "", errorf("failed records: got %v, want [2] (not a tagged count)", failed)
+	}
+	other, _, err := fold(s, inst, key, nil, values(tagged(1, 3), tagged(4, 9)), 2)
+	if err != nil {
+		return "", err
+	}
+	want := `"{\"start\":0,\"end\":10000,\"top\":[{\"auction\":7,\"count\":8},{\"auction\":2,\"count\":3},{\"auction\":5,\"count\":3}]}"`
+	if r, err := s.result(inst, key, acc); err != nil || r != want {
+		return "", errorf("result: got %s (error %v), want %s", r, err, want)
+	}
+	merged, err := inst.AggMerge(s.ctx, [][]byte{key}, [][]byte{acc}, [][]byte{other}, nil)
+	if err != nil {
+		return "", err
+	}
+	if merged[0].Err != nil {
+		return "", errorf("merge: %v", merged[0].Err)
+	}
+	want = `"{\"start\":0,\"end\":10000,\"top\":[{\"auction\":4,\"count\":9},{\"auction\":7,\"count\":8},{\"auction\":1,\"count\":3}]}"`
+	if r, err := s.result(inst, key, merged[0].Bytes); err != nil || r != want {
+		return "", errorf("merged result: got %s (error %v), want %s", r, err, want)
+	}
+	return "the three auctions with the most bids, ties to the smaller id, merged", nil
 }
 
 func expectNexmarkQ3(s *suite, inst *runtime.Instance) (string, error) {

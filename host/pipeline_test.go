@@ -39,7 +39,7 @@ func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 		want []string
 	}{
 		{"unknown field", strings.Replace(goodPipeline, "delivery:", "delivry:", 1), []string{"p.yaml:10: delivry: field delivry not found"}},
-		{"bad kind", strings.Replace(goodPipeline, "kind: map", "kind: mapp", 1), []string{`p.yaml:6: steps[0].kind: must be map, filter, flat_map, key_by, join or aggregate, got "mapp"`}},
+		{"bad kind", strings.Replace(goodPipeline, "kind: map", "kind: mapp", 1), []string{`p.yaml:6: steps[0].kind: must be map, filter, flat_map, branch, key_by, join or aggregate, got "mapp"`}},
 		{"missing function", strings.Replace(goodPipeline, "    function: ../testdata/go/upper.wasm\n", "", 1), []string{"p.yaml:5: steps[0].function: is required"}},
 		{"bad delivery", strings.Replace(goodPipeline, "exactly_once", "twice", 1), []string{`p.yaml:10: delivery: must be at_most_once, at_least_once or exactly_once, got "twice"`}},
 		{"bad size", strings.Replace(goodPipeline, "64MiB", "lots", 1), []string{`size "lots"`}},

@@ -23,12 +23,14 @@ import (
 
 // TestCrashGraphExactlyOnce runs a three-stage graph under exactly_once and
 // kills its node with SIGKILL five times mid-job, once restarting it on an empty
-// data directory: bids are counted per auction and second (nx-count); one
-// branch (from:) copies every count to the topic counts (to:), the other
-// tags each count with its window, re-keys it by the window and aggregates
-// again into the second's hot auctions (nx-q5), split one per record into
-// the sink. Both outputs must equal references computed from the input,
-// every count and every hot auction exactly once.
+// data directory: a branch step sends payments (records with an amount of
+// 100 or more, the filter guest) to the topic large and bids on; bids are
+// counted per auction and second (nx-count); one step (from:) copies every
+// count to the topic counts (to:), another tags each count with its window,
+// re-keys it by the window and aggregates again into the second's hot
+// auctions (nx-q5), split one per record into the sink. The three outputs
+// must equal references computed from the input: every payment, count and
+// hot auction exactly once.
 //
 // Against Apache Kafka only (make test-kafka): on the embedded broker a
 // repartition followed by an aggregate counts some records twice after
@@ -45,7 +47,7 @@ func TestCrashGraphExactlyOnce(t *testing.T) {
 }
 
 func crashGraph(t *testing.T, bin string, m membership) {
-	brokers := brokerProc(t, bin, "bids", "counts", "out", "dlq", "late")
+	brokers := brokerProc(t, bin, "bids", "large", "counts", "out", "dlq", "late")
 	const (
 		base  = int64(1700000000000)
 		total = 300_000 // bid i at base + i ms: 300 s
@@ -57,7 +59,14 @@ func crashGraph(t *testing.T, bin string, m membership) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	counts := map[win]int64{}
 	var recs []abi.Record
+	large := map[string]bool{} // the payments' values
 	for i := range total {
+		if i%97 == 0 {
+			v := fmt.Sprintf(`{"amount":%d,"payment":%d}`, 100+rng.IntN(900), i)
+			large[v] = true
+			recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i % 16)), Value: []byte(v), Timestamp: base + int64(i)})
+			continue
+		}
 		a := int64(rng.IntN(40))
 		if rng.IntN(3) == 0 {
 			a = int64(rng.IntN(5)) // a few hot auctions
@@ -84,11 +93,15 @@ func crashGraph(t *testing.T, bin string, m membership) {
 	count, _ := filepath.Abs(td("go/nx-count.wasm"))
 	q5, _ := filepath.Abs(td("go/nx-q5.wasm"))
 	pass, _ := filepath.Abs(td("go/passthrough.wasm"))
+	filter, _ := filepath.Abs(td("go/filter.wasm"))
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: gcrash
 source: {topics: [bids]}
 steps:
-  - {name: by-auction, kind: key_by, field: auction}
+  - name: kinds
+    kind: branch
+    branches: [{name: large, function: %[4]s, to: large}, {name: bids}]
+  - {name: by-auction, kind: key_by, field: auction, from: [kinds.bids]}
   - {name: count, kind: aggregate, function: %[1]s, window: {type: tumbling, size: 1s}}
   - {name: copy, kind: map, function: %[3]s, from: [count], to: counts}
   - {name: tag, kind: map, function: %[2]s, from: [count]}
@@ -101,7 +114,7 @@ late: {topic: late}
 delivery: exactly_once
 commit_interval: 100ms
 batch_size: 200
-`, count, q5, pass)), 0o644)
+`, count, q5, pass, filter)), 0o644)
 	cache, data := t.TempDir(), t.TempDir()
 	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], dataDir, m) }
 	adm, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
@@ -189,9 +202,24 @@ batch_size: 200
 			}
 		}
 	}
-	if bad+dups+missing+extra > 0 || len(gotCounts) != len(counts) {
-		t.Fatalf("counts: %d of %d windows, %d wrong, %d not exactly once; hot auctions: %d of %d not exactly once, %d not in the reference",
-			len(gotCounts), len(counts), bad, dups, missing, len(hot), extra)
+	gotLarge := map[string]int{}
+	host.Consume(context.Background(), brokers, "large", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
+		gotLarge[string(r.Value)]++
+		return nil
+	})
+	wrongLarge := 0
+	for v := range large {
+		if gotLarge[v] != 1 {
+			wrongLarge++
+			if wrongLarge <= 3 {
+				t.Errorf("large: payment %s came out %d times", v, gotLarge[v])
+			}
+		}
 	}
-	t.Logf("%d counts and %d hot auctions, each once", len(counts), len(hot))
+	if bad+dups+missing+extra+wrongLarge > 0 || len(gotCounts) != len(counts) || len(gotLarge) != len(large) {
+		t.Fatalf("counts: %d of %d windows, %d wrong, %d not exactly once; hot auctions: %d of %d not exactly once, %d not in the reference; "+
+			"payments: %d of %d not exactly once, %d in all",
+			len(gotCounts), len(counts), bad, dups, missing, len(hot), extra, wrongLarge, len(large), len(gotLarge))
+	}
+	t.Logf("%d payments, %d counts and %d hot auctions, each once", len(large), len(counts), len(hot))
 }

@@ -75,7 +75,7 @@ func TestRunRejectsBadPipeline(t *testing.T) {
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pipe, []byte("name: x\nsource:\n  topics: [a]\nsteps:\n  - kind: mapp\n    function: f.wasm\nsink:\n  topic: b\n"), 0o644)
 	_, stderr, code := run(t, "", "run", pipe, "--brokers", "127.0.0.1:1")
-	if code != 1 || !strings.Contains(stderr, `p.yaml:5: steps[0].kind: must be map, filter, flat_map, key_by, join or aggregate, got "mapp"`) {
+	if code != 1 || !strings.Contains(stderr, `p.yaml:5: steps[0].kind: must be map, filter, flat_map, branch, key_by, join or aggregate, got "mapp"`) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
