@@ -87,8 +87,8 @@ func TestStagesSplitBeforeTheStatefulStepAfterAKeyBy(t *testing.T) {
 	}
 	got := p.Stages()
 	want := []Stage{
-		{Inputs: []string{"bids", "more-bids"}, From: 0, To: 3, Output: "bids-by-bidder-repartition"},
-		{Inputs: []string{"bids-by-bidder-repartition"}, From: 3, To: 4, Output: "out", Last: true},
+		{Inputs: []string{"bids", "more-bids"}, From: 0, To: 3, Output: "bids-by-bidder-repartition", Out: 2},
+		{Inputs: []string{"bids-by-bidder-repartition"}, From: 3, To: 4, Output: "out", Last: true, Out: 3},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("stages\n got %+v\nwant %+v", got, want)
@@ -188,9 +188,9 @@ func TestStepsAfterAnAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Stage{
-		{Inputs: []string{"bids"}, From: 0, To: 1, Output: "hot-by-item-repartition"},
-		{Inputs: []string{"hot-by-item-repartition"}, From: 1, To: 4, Output: "hot-by-window-repartition"},
-		{Inputs: []string{"hot-by-window-repartition"}, From: 4, To: 5, Output: "out", Last: true},
+		{Inputs: []string{"bids"}, From: 0, To: 1, Output: "hot-by-item-repartition", Out: 0},
+		{Inputs: []string{"hot-by-item-repartition"}, From: 1, To: 4, Output: "hot-by-window-repartition", Out: 3},
+		{Inputs: []string{"hot-by-window-repartition"}, From: 4, To: 5, Output: "out", Last: true, Out: 4},
 	}
 	if got := p.Stages(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("stages\n got %+v\nwant %+v", got, want)

@@ -401,19 +401,20 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 			return fmt.Errorf("step %s: %w", n.p.Steps[t.stage.To].Name, err)
 		}
 	}
-	var from []byte
 	maxTime := int64(math.MinInt64)
+	extra := t.headers
 	if feeds {
-		from = []byte(strconv.Itoa(int(t.upstreamID(topic))))
+		// Every record names its upstream: one header for the batch, in
+		// the headers toKafkaBatch lays out, not one append per record.
+		from := []byte(strconv.Itoa(int(t.upstreamID(topic))))
+		extra = append(slices.Clip(t.headers), kgo.RecordHeader{Key: hdrFrom, Value: from})
 	}
-	outs := toKafkaBatch(t.stage.Output, cur, t.headers)
-	for i := range outs {
-		r := &outs[i]
-		if t.shadowAt >= 0 && src[i] >= 0 {
-			r.Headers = appendSource(r.Headers, b.records[src[i]])
-		}
-		if feeds {
-			r.Headers = append(r.Headers, kgo.RecordHeader{Key: hdrFrom, Value: from})
+	outs := toKafkaBatch(t.stage.Output, cur, extra)
+	if t.shadowAt >= 0 {
+		for i := range outs {
+			if src[i] >= 0 {
+				outs[i].Headers = appendSource(outs[i].Headers, b.records[src[i]])
+			}
 		}
 	}
 	skip := t.oversized(ctx, b, t.stage.To-1, outs, src)
