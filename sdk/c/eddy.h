@@ -78,6 +78,12 @@
  * strlen (weak, so a libc's or your own win). With wasi-libc and natively the
  * eddy_ allocation functions are malloc, free and realloc.
  *
+ * # Named outputs
+ *
+ * eddy_record_to_output(out, "name") sends an output record to a named
+ * output of its step (ABI.md, "Named outputs"), by the header
+ * EDDY_HEADER_OUTPUT.
+ *
  * # Host functions
  *
  * eddy_log / eddy_logf write to the host's log, eddy_count adds to a metric,
@@ -750,6 +756,61 @@ static inline void eddy__before_handler(void)
 	if (EDDY__UNLIKELY(eddy__g.scratch.retired != 0))
 		eddy__scratch_release();
 	eddy__g.reason_set = false;
+}
+
+/* ======================================================================== */
+/* Named outputs */
+
+/* EDDY_HEADER_OUTPUT is the header naming the output of its step that an
+ * output record goes to (ABI.md, "Named outputs"); eddy_record_to_output
+ * sets it. */
+#define EDDY_HEADER_OUTPUT "eddy.output"
+
+/*
+ * eddy_record_to_output sends the output record rec to the named output of
+ * its step: the pipeline file gives a map, filter or flat_map step its
+ * outputs (outputs: [name, ...]), and later steps read one as
+ * <step>.<name>. A record sent to no output stays the step's own output;
+ * one sent to a name the step does not have is dead-lettered. The host takes
+ * the header off before the record goes on.
+ *
+ * rec's headers become a new list in scratch memory: the headers rec held,
+ * without any earlier EDDY_HEADER_OUTPUT header, then eddy.output: name
+ * (copied there too, so name need not outlive the call). The list rec
+ * pointed to is not changed: the input record keeps its headers, and a
+ * flat_map may send one record to several outputs, calling eddy_emit after
+ * each eddy_record_to_output. Like all scratch memory, the list lasts until
+ * the handler returns.
+ *
+ *     static int route(const eddy_record_t *in, eddy_record_t *out)
+ *     {
+ *             if (in->value.len && in->value.ptr[0] == '{')
+ *                     eddy_record_to_output(out, "objects");
+ *             return EDDY_OK;
+ *     }
+ *
+ * eddy_record_to_outputn takes a name of n bytes that need not end in NUL.
+ */
+static inline void eddy_record_to_outputn(eddy_record_t *rec, const char *name, size_t n)
+{
+	size_t nh = rec->headers ? rec->headers_len : 0;
+	eddy_header_t *hs = (eddy_header_t *)eddy_scratch((nh + 1) * sizeof *hs);
+	uint8_t *v = (uint8_t *)eddy_scratch(n);
+	if (n)
+		memcpy(v, name, n);
+	size_t k = 0;
+	for (size_t i = 0; i < nh; i++)
+		if (!eddy_bytes_equal_cstr(rec->headers[i].name, EDDY_HEADER_OUTPUT))
+			hs[k++] = rec->headers[i];
+	hs[k].name = EDDY_STR(EDDY_HEADER_OUTPUT);
+	hs[k].value = eddy_bytes(v, n);
+	rec->headers = hs;
+	rec->headers_len = k + 1;
+}
+
+static inline void eddy_record_to_output(eddy_record_t *rec, const char *name)
+{
+	eddy_record_to_outputn(rec, name, eddy_cstr(name).len);
 }
 
 /* ======================================================================== */

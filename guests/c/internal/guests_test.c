@@ -88,6 +88,34 @@ static void test(void)
 	{
 		CHECK(value_is(one("as is"), "as is"));
 	}
+#elif defined(GUEST_route)
+	{
+		/* A value and its output (NULL: none). */
+		static const char *cases[][2] = {
+			{"{\"a\":1}", "objects"}, {"{", "objects"}, {"42 apples", "numbers"}, {"0", "numbers"},
+			{"9x", "numbers"}, {"word", NULL}, {"", NULL}, {" {", NULL},
+		};
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			eddy_test_result_t r = one(cases[i][0]);
+			CHECK(value_is(r, cases[i][0]) && r.records[0].timestamp == 5);
+			if (!cases[i][1]) {
+				CHECK(r.records[0].headers_len == 0);
+				continue;
+			}
+			CHECK(r.records[0].headers_len == 1);
+			CHECK(eddy_bytes_equal_cstr(r.records[0].headers[0].name, "eddy.output"));
+			CHECK(eddy_bytes_equal_cstr(r.records[0].headers[0].value, cases[i][1]));
+		}
+		CHECK(one(NULL).records[0].headers_len == 0);
+		/* Input headers come first, then the output. */
+		static const eddy_header_t hs[] = {{EDDY_LIT("h"), EDDY_LIT("x")}, {EDDY_LIT("n"), {0, 0}}};
+		eddy_record_t in = {.value = eddy_cstr("7"), .timestamp = 1, .headers = hs, .headers_len = 2};
+		eddy_test_result_t r;
+		CHECK(eddy_test_process(&in, 1, &r) == 0 && r.code == EDDY_OK && r.records[0].headers_len == 3);
+		CHECK(eddy_bytes_equal_cstr(r.records[0].headers[0].name, "h") &&
+		      eddy_bytes_equal_cstr(r.records[0].headers[1].name, "n") &&
+		      eddy_bytes_equal_cstr(r.records[0].headers[2].value, "numbers"));
+	}
 #elif defined(GUEST_filter)
 	{
 		eddy_test_result_t r = one("{\"amount\": 150}");

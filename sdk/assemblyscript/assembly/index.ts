@@ -53,7 +53,7 @@
 // a handler that does not allocate makes the whole path allocation-free.
 // Whatever a handler allocates and does not keep is freed between calls.
 
-export { Record, Header, cloneBytes } from "./record";
+export { Record, Header, HEADER_OUTPUT, cloneBytes } from "./record";
 export { ByteBuffer } from "./buffer";
 export {
   Aggregator,

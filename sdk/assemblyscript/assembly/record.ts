@@ -1,4 +1,12 @@
 /**
+ * The header naming the output of its step that an output record goes to
+ * (ABI.md, "Named outputs"); Record.toOutput sets it.
+ */
+// @lazy: asc would otherwise put the string into every module, used or not.
+// @ts-ignore: decorator
+@lazy export const HEADER_OUTPUT = "eddy.output";
+
+/**
  * A record header: a name and a value. A null value is a Kafka null header
  * value, which is not the same as an empty one.
  */
@@ -74,6 +82,33 @@ export class Record {
     }
     hs.push(new Header(key, value));
     return this;
+  }
+
+  /**
+   * Returns the record sent to the named output of its step (ABI.md, "Named
+   * outputs"): the pipeline file gives a map, filter or flat_map step its
+   * outputs (`outputs: [name, ...]`), and later steps read one as
+   * `<step>.<name>`. A record sent to no output stays the step's own output;
+   * one sent to a name the step does not have is dead-lettered. The host
+   * takes the header off before the record goes on.
+   *
+   * The result is a new Record with this record's key, value and timestamp
+   * and a new header list: this record's headers without any earlier
+   * HEADER_OUTPUT header, then `eddy.output: name`. This record and its
+   * header list are not changed, so a flatMap may send one record to
+   * several outputs. The result shares the key, value and headers' bytes,
+   * views of the input that are valid until the handler returns.
+   */
+  toOutput(name: string): Record {
+    let hs = this.headers;
+    let n = hs == null ? 0 : hs.length;
+    let out: Header[] = [];
+    for (let i = 0; i < n; i++) {
+      let h = unchecked(hs![i]);
+      if (h.key != HEADER_OUTPUT) out.push(h);
+    }
+    out.push(new Header(HEADER_OUTPUT, Uint8Array.wrap(String.UTF8.encode(name))));
+    return new Record(this.key, this.value, this.timestamp, out);
   }
 
   /** Returns a deep copy of the record that owns all its bytes, so it stays valid after the handler returns. Null and empty arrays are kept apart. */

@@ -317,6 +317,24 @@ test("flat map", async () => {
   assert.deepEqual(res.slice(1), [[OK, []], [OK, []], [REJECTED, "no explosion"], [OK, [[b("e"), b(""), null, []]]]]);
 });
 
+test("toOutput appends eddy.output last and leaves the input as it is", async () => {
+  const g = await instantiate("minimal");
+  const hs = [["h", b("1")], ["eddy.output", b("old")], ["z", null]];
+  const res = g.call("eddy_process", [rec("k", "route", 3, hs), rec(null, "route", 4)]);
+  assert.deepEqual(outRecords(res[0]), [
+    ["k", "route", null, [["h", "1"], ["z", null], ["eddy.output", "a"]]],
+    ["k", "route", null, [["h", "1"], ["z", null], ["eddy.output", "b"]]],
+    ["k", "route", null, [["h", "1"], ["eddy.output", "old"], ["z", null]]],
+    [null, "a", null, []],
+  ]);
+  assert.deepEqual(outRecords(res[1]), [
+    [null, "route", null, [["eddy.output", "a"]]],
+    [null, "route", null, [["eddy.output", "b"]]],
+    [null, "route", null, []],
+    [null, "a", null, []],
+  ]);
+});
+
 test("eddy_alloc", async () => {
   const g = await instantiate("process");
   const p1 = g.ex.eddy_alloc(10);

@@ -205,6 +205,22 @@ static int flat_words(const eddy_record_t *in, eddy_emitter_t *out)
 	return EDDY_OK;
 }
 
+/* flat_route sends each record to output "a", then to "b" (named twice),
+ * then to no output: eddy_record_to_output leaves the input's headers as
+ * they are. */
+static int flat_route(const eddy_record_t *in, eddy_emitter_t *out)
+{
+	eddy_record_t r = *in;
+	eddy_record_to_output(&r, "a");
+	eddy_emit(out, &r);
+	r = *in;
+	eddy_record_to_output(&r, "x");
+	eddy_record_to_outputn(&r, "bcd", 1);
+	eddy_emit(out, &r);
+	eddy_emit(out, in);
+	return EDDY_OK;
+}
+
 static int key_first(const eddy_record_t *in, eddy_bytes_t *key)
 {
 	if (in->value.ptr && in->value.len)
@@ -298,6 +314,7 @@ static const eddy_module_t mod_upper = {.name = "upper", .map = map_upper};
 static const eddy_module_t mod_rules = {.map = map_rules};
 static const eddy_module_t mod_filter = {.name = "f", .version = "2", .filter = filter_even};
 static const eddy_module_t mod_flat = {.flat_map = flat_words};
+static const eddy_module_t mod_route = {.flat_map = flat_route};
 static const eddy_module_t mod_keytime = {.key = key_first, .timestamp = time_len};
 static const eddy_module_t mod_join = {.join = join_concat};
 static const eddy_module_t mod_agg = {
@@ -485,6 +502,52 @@ static void test_flat_map(void)
 	CHECK(out[0] == 0x95);
 	const uint8_t *p = memchr(out, 0xdc, out_len);
 	CHECK(p && p[1] == 0 && p[2] == 30);
+}
+
+static void test_to_output(void)
+{
+	/* The helper alone: the header goes last, an earlier one is dropped,
+	 * the others keep their order, and the list rec held is unchanged. */
+	const eddy_header_t hs[3] = {
+		{EDDY_LIT("h1"), EDDY_LIT("v1")}, {EDDY_LIT("eddy.output"), EDDY_LIT("old")}, {EDDY_LIT("h2"), {0, 0}}};
+	eddy_record_t rec = {EDDY_STR("k"), EDDY_STR("v"), 5, hs, 3};
+	char name[] = "objects";
+	eddy_record_to_output(&rec, name);
+	name[0] = 'X'; /* the name was copied */
+	CHECK(rec.headers != hs && rec.headers_len == 3);
+	CHECK(bytes_is(rec.headers[0].name, "h1") && bytes_is(rec.headers[0].value, "v1"));
+	CHECK(bytes_is(rec.headers[1].name, "h2") && rec.headers[1].value.ptr == NULL);
+	CHECK(bytes_is(rec.headers[2].name, EDDY_HEADER_OUTPUT) && bytes_is(rec.headers[2].value, "objects"));
+	CHECK(bytes_is(rec.key, "k") && bytes_is(rec.value, "v") && rec.timestamp == 5);
+	CHECK(bytes_is(hs[1].name, "eddy.output") && bytes_is(hs[1].value, "old") && bytes_is(hs[2].name, "h2"));
+	eddy_record_to_output(&rec, "numbers");
+	CHECK(rec.headers_len == 3 && bytes_is(rec.headers[2].value, "numbers"));
+	eddy_record_t none = {EDDY_NULL, EDDY_NULL, 0, NULL, 7}; /* headers NULL: none, whatever the length */
+	eddy_record_to_output(&none, "");
+	CHECK(none.headers_len == 1 && bytes_is(none.headers[0].name, "eddy.output") && none.headers[0].value.ptr &&
+	      none.headers[0].value.len == 0);
+
+	/* Through the envelopes. */
+	const char *hdrs[] = {"h1", "v1", "eddy.output", "old", "h2", NULL};
+	env_reset();
+	eddy_mp_write_array(&env, 2);
+	put_record(&env, "k", "v", 9, 3, hdrs);
+	put_record(&env, NULL, NULL, 10, 0, NULL);
+	CHECK(call(&mod_route, "eddy_process") == 0);
+	static result_t res[2];
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 2) == 2);
+	CHECK(res[0].code == 0 && res[0].nrecs == 3);
+	const char *want[2] = {"a", "b"};
+	for (int i = 0; i < 2; i++) {
+		eddy_record_t *r = &res[0].recs[i];
+		CHECK(bytes_is(r->key, "k") && bytes_is(r->value, "v") && r->timestamp == -1 && r->headers_len == 3);
+		CHECK(bytes_is(r->headers[0].name, "h1") && bytes_is(r->headers[1].name, "h2"));
+		CHECK(bytes_is(r->headers[2].name, "eddy.output") && bytes_is(r->headers[2].value, want[i]));
+	}
+	eddy_record_t *r = &res[0].recs[2];
+	CHECK(r->headers_len == 3 && bytes_is(r->headers[1].name, "eddy.output") && bytes_is(r->headers[1].value, "old"));
+	CHECK(res[1].code == 0 && res[1].nrecs == 3 && res[1].recs[0].headers_len == 1 && res[1].recs[2].headers_len == 0);
+	CHECK(bytes_is(res[1].recs[1].headers[0].value, "b"));
 }
 
 static void test_key_timestamp(void)
@@ -979,6 +1042,7 @@ int main(void)
 	test_map();
 	test_filter();
 	test_flat_map();
+	test_to_output();
 	test_key_timestamp();
 	test_join();
 	test_aggregate();

@@ -27,6 +27,8 @@ static int map(const eddy_record_t *in, eddy_record_t *out)
 	eddy_free(p);
 	out->value = eddy_bytes(eddy_scratch(in->value.len), in->value.len);
 	memcpy((uint8_t *)out->value.ptr, in->value.ptr, in->value.len);
+	if (in->value.len == 1)
+		eddy_record_to_output(out, "one");
 	return EDDY_OK;
 }
 

@@ -104,7 +104,7 @@ pub mod testing;
 mod tests;
 
 pub use error::{code, Error, Result};
-pub use record::{Emitter, Header, HeaderIter, Headers, OwnedRecord, Record};
+pub use record::{Emitter, Header, HeaderIter, Headers, OwnedRecord, Record, HEADER_OUTPUT};
 
 /// What the manifest reports in its `sdk` key.
 pub const SDK_VERSION: &str = "rust/0.1.0";

@@ -51,6 +51,33 @@ impl<'a> Record<'a> {
         Record { key, value, timestamp: 0, headers: Headers::NONE }
     }
 
+    /// Returns `self` sent to the named output of its step (ABI.md, "Named
+    /// outputs"): the pipeline file gives a map, filter or flat_map step its
+    /// outputs (`outputs: [name, ...]`), and later steps read one as
+    /// `<step>.<name>`. A record sent to no output stays the step's own
+    /// output; one sent to a name the step does not have is dead-lettered.
+    /// The host takes the header off before the record goes on.
+    ///
+    /// The result's headers are `self`'s without any earlier
+    /// [`HEADER_OUTPUT`] header, followed by `eddy.output: name`. They are a
+    /// view over `self`'s headers and `name`, so nothing is copied or
+    /// allocated, and `self` is not changed: a flat_map may send the same
+    /// record to several outputs.
+    ///
+    /// ```
+    /// # use eddy::{Header, Headers, Record, HEADER_OUTPUT};
+    /// let list = [Header { name: "source", value: Some(b"web") }];
+    /// let r = Record { headers: Headers::new(&list), ..Record::new(None, Some(b"{}")) };
+    /// let o = r.to_output("objects");
+    /// assert_eq!(o.headers.get(HEADER_OUTPUT), Some(Some(&b"objects"[..])));
+    /// assert_eq!(o.headers.len(), 2);
+    /// assert_eq!(r.headers.len(), 1);
+    /// ```
+    pub fn to_output(mut self, name: &'a str) -> Record<'a> {
+        self.headers.output = Some(name);
+        self
+    }
+
     /// A copy of `self` that owns its bytes and outlives the call.
     pub fn to_owned_record(&self) -> OwnedRecord {
         OwnedRecord {
@@ -76,6 +103,10 @@ pub struct OwnedRecord {
     pub headers: Vec<(String, Option<Vec<u8>>)>,
 }
 
+/// The header naming the output of its step that an output record goes to
+/// (ABI.md, "Named outputs"). [`Record::to_output`] sets it.
+pub const HEADER_OUTPUT: &str = "eddy.output";
+
 /// One record header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header<'a> {
@@ -87,7 +118,8 @@ pub struct Header<'a> {
 
 /// The headers of a record: either a view of the encoded headers of an input
 /// record (decoded as they are iterated, never copied), or a slice of
-/// [`Header`]s built by the handler.
+/// [`Header`]s built by the handler; [`Record::to_output`] adds an output
+/// name to either.
 ///
 /// ```
 /// # use eddy::{Header, Headers};
@@ -98,7 +130,14 @@ pub struct Header<'a> {
 /// assert!(Headers::NONE.is_empty());
 /// ```
 #[derive(Clone, Copy)]
-pub struct Headers<'a>(Repr<'a>);
+pub struct Headers<'a> {
+    repr: Repr<'a>,
+    /// Set by [`Record::to_output`]: the headers are then `repr`'s without
+    /// any [`HEADER_OUTPUT`] header, followed by `eddy.output: output`. A
+    /// view rather than a new list, because a `Record` borrows everything
+    /// it holds and has nowhere to keep a list it would build.
+    output: Option<&'a str>,
+}
 
 #[derive(Clone, Copy)]
 enum Repr<'a> {
@@ -113,38 +152,49 @@ enum Repr<'a> {
 
 impl<'a> Headers<'a> {
     /// No headers.
-    pub const NONE: Headers<'static> = Headers(Repr::List(&[]));
+    pub const NONE: Headers<'static> = Headers { repr: Repr::List(&[]), output: None };
 
     /// Headers made of `list`.
     pub const fn new(list: &'a [Header<'a>]) -> Headers<'a> {
-        Headers(Repr::List(list))
+        Headers { repr: Repr::List(list), output: None }
     }
 
     /// Headers encoded as `count` msgpack [str, bytes?] pairs that the
     /// decoder has validated.
     pub(crate) fn encoded(bytes: &'a [u8], count: u32) -> Headers<'a> {
-        Headers(Repr::Encoded { bytes, count })
+        Headers { repr: Repr::Encoded { bytes, count }, output: None }
     }
 
     /// The number of headers.
     pub fn len(&self) -> usize {
-        match self.0 {
-            Repr::Encoded { count, .. } => count as usize,
-            Repr::List(l) => l.len(),
+        match (self.repr, self.output) {
+            (Repr::Encoded { count, .. }, None) => count as usize,
+            (Repr::List(l), None) => l.len(),
+            (_, Some(_)) => self.iter().len(),
         }
     }
 
     /// Reports whether there are no headers.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.output.is_none() && self.len() == 0
     }
 
     /// The headers in order.
     pub fn iter(&self) -> HeaderIter<'a> {
-        match self.0 {
-            Repr::Encoded { bytes, count } => HeaderIter(IterRepr::Encoded(Reader::new(bytes), count)),
-            Repr::List(l) => HeaderIter(IterRepr::List(l.iter())),
-        }
+        let base = match self.repr {
+            Repr::Encoded { bytes, count } => IterRepr::Encoded(Reader::new(bytes), count),
+            Repr::List(l) => IterRepr::List(l.iter()),
+        };
+        // The count is known only by looking for the headers left out.
+        let output = self.output.map(|name| {
+            let mut kept = base.clone();
+            let mut n = 1;
+            while let Some(h) = kept.next() {
+                n += (h.name != HEADER_OUTPUT) as usize;
+            }
+            (name, n)
+        });
+        HeaderIter { base, output }
     }
 
     /// The value of the last header called `name`: `None` if there is none,
@@ -155,19 +205,18 @@ impl<'a> Headers<'a> {
 
     /// Appends the headers as a msgpack array.
     pub(crate) fn write(&self, b: &mut Vec<u8>) {
-        match self.0 {
-            Repr::Encoded { bytes, count } => {
-                msgpack::write_array_header(b, count as usize);
-                b.extend_from_slice(bytes);
-            }
-            Repr::List(l) => {
-                msgpack::write_array_header(b, l.len());
-                for h in l {
-                    b.push(0x92);
-                    msgpack::write_str(b, h.name);
-                    msgpack::write_bin(b, h.value);
-                }
-            }
+        if let (Repr::Encoded { bytes, count }, None) = (self.repr, self.output) {
+            // The input's headers, as they came: one copy.
+            msgpack::write_array_header(b, count as usize);
+            b.extend_from_slice(bytes);
+            return;
+        }
+        let it = self.iter();
+        msgpack::write_array_header(b, it.len());
+        for h in it {
+            b.push(0x92);
+            msgpack::write_str(b, h.name);
+            msgpack::write_bin(b, h.value);
         }
     }
 }
@@ -202,7 +251,12 @@ impl<'a> IntoIterator for Headers<'a> {
 
 /// An iterator over [`Headers`].
 #[derive(Clone)]
-pub struct HeaderIter<'a>(IterRepr<'a>);
+pub struct HeaderIter<'a> {
+    base: IterRepr<'a>,
+    /// The output name of [`Record::to_output`], not yet returned, and the
+    /// number of headers left, it included.
+    output: Option<(&'a str, usize)>,
+}
 
 #[derive(Clone)]
 enum IterRepr<'a> {
@@ -210,11 +264,9 @@ enum IterRepr<'a> {
     List(std::slice::Iter<'a, Header<'a>>),
 }
 
-impl<'a> Iterator for HeaderIter<'a> {
-    type Item = Header<'a>;
-
+impl<'a> IterRepr<'a> {
     fn next(&mut self) -> Option<Header<'a>> {
-        match &mut self.0 {
+        match self {
             IterRepr::List(it) => it.next().copied(),
             IterRepr::Encoded(r, left) => {
                 if *left == 0 {
@@ -230,10 +282,36 @@ impl<'a> Iterator for HeaderIter<'a> {
         }
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = match &self.0 {
+    fn len(&self) -> usize {
+        match self {
             IterRepr::List(it) => it.len(),
             IterRepr::Encoded(_, left) => *left as usize,
+        }
+    }
+}
+
+impl<'a> Iterator for HeaderIter<'a> {
+    type Item = Header<'a>;
+
+    fn next(&mut self) -> Option<Header<'a>> {
+        let (name, left) = match &mut self.output {
+            None => return self.base.next(),
+            Some((name, left)) => (*name, left),
+        };
+        while let Some(h) = self.base.next() {
+            if h.name != HEADER_OUTPUT {
+                *left -= 1;
+                return Some(h);
+            }
+        }
+        self.output = None;
+        Some(Header { name: HEADER_OUTPUT, value: Some(name.as_bytes()) })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match self.output {
+            None => self.base.len(),
+            Some((_, left)) => left,
         };
         (n, Some(n))
     }

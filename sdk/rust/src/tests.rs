@@ -328,6 +328,70 @@ fn input_headers_pass_through_unchanged() {
     assert_eq!(h, &[("a".to_owned(), Some(b"x".to_vec())), ("b".to_owned(), None)]);
 }
 
+#[test]
+fn to_output_appends_the_header_last() {
+    let h = [
+        Header { name: "a", value: Some(b"1") },
+        Header { name: crate::HEADER_OUTPUT, value: Some(b"old") },
+        Header { name: "b", value: None },
+    ];
+    let r = Record { headers: Headers::new(&h), ..Record::new(Some(b"k"), Some(b"v")) };
+    let o = r.to_output("objects");
+    let want = [
+        Header { name: "a", value: Some(b"1") },
+        Header { name: "b", value: None },
+        Header { name: "eddy.output", value: Some(b"objects") },
+    ];
+    assert_eq!(o.headers.iter().collect::<Vec<_>>(), want);
+    assert_eq!((o.headers.len(), o.headers.iter().len()), (3, 3));
+    assert_eq!(o.headers, Headers::new(&want));
+    assert_eq!((o.key, o.value, o.timestamp), (r.key, r.value, r.timestamp));
+    // The input record is a Copy and keeps its headers.
+    assert_eq!(r.headers.iter().collect::<Vec<_>>(), h);
+    // Naming another output replaces the name.
+    let o = o.to_output("numbers");
+    assert_eq!(o.headers.get("eddy.output"), Some(Some(&b"numbers"[..])));
+    assert_eq!(o.headers.iter().filter(|h| h.name == "eddy.output").count(), 1);
+    // Without headers, the output header is the only one.
+    let o = Record::new(None, None).to_output("");
+    assert!(!o.headers.is_empty());
+    assert_eq!(o.headers.iter().collect::<Vec<_>>(), [Header { name: "eddy.output", value: Some(b"") }]);
+}
+
+mod route_guest {
+    use crate::{Emitter, Record, Result};
+
+    /// Sends each record to "a", then to "b" (named twice), then to no
+    /// output: the input record is not changed by to_output.
+    pub fn fan(r: Record<'_>, out: &mut Emitter<'_>) -> Result<()> {
+        out.emit(r.to_output("a"));
+        out.emit(r.to_output("x").to_output("b"));
+        out.emit(r);
+        Ok(())
+    }
+
+    crate::export! { flat_map: fan }
+}
+
+#[test]
+fn to_output_through_the_envelopes() {
+    let mut g = route_guest::eddy_guest();
+    // Input headers: h = "x" (a str), eddy.output = "old", n = nil.
+    let input = hex("91 94 c0 c0 05 93 92 a168 a178 92 ab6564 64792e6f7574707574 a36f6c64 92 a16e c0");
+    let out = g.call_raw("eddy_process", &input).unwrap();
+    let rec = |name: &str| {
+        let mut b = hex("94 c0 c0 c0 93 92 a168 c40178 92 a16e c0 92 ab6564 64792e6f7574707574");
+        msgpack::write_bin(&mut b, Some(name.as_bytes()));
+        b
+    };
+    let mut want = hex("91 92 00 93");
+    want.extend(rec("a"));
+    want.extend(rec("b"));
+    // The record sent to no output keeps its headers as they came.
+    want.extend(hex("94 c0 c0 c0 93 92 a168 a178 92 ab6564 64792e6f7574707574 a36f6c64 92 a16e c0"));
+    assert_eq!(out, want);
+}
+
 mod agg_guest {
     use crate::{Aggregate, Error, Record, Result};
 
