@@ -317,9 +317,12 @@ const topicReadyTimeout = 30 * time.Second
 // after gets UNKNOWN_TOPIC_OR_PARTITION or leaves the partition out (the
 // embedded broker serves a topic as soon as it creates it). A topic being
 // deleted when it was created again answered TOPIC_ALREADY_EXISTS and then
-// vanishes: a topic that stays unknown is created again (create) every
-// second.
+// vanishes; under load Kafka has also been seen to leave a topic unserved
+// for seconds after two nodes created it at once. A topic that stays
+// unknown or unserved is therefore created again (create) every second: for
+// a topic that exists that is a no-op answered TOPIC_ALREADY_EXISTS.
 func topicsReady(ctx context.Context, adm *kadm.Client, topics []string, create func(context.Context, []string) error) error {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, topicReadyTimeout)
 	defer cancel()
 	lastCreate := time.Now()
@@ -329,15 +332,15 @@ func topicsReady(ctx context.Context, adm *kadm.Client, topics []string, create 
 		if err != nil {
 			missing = err.Error()
 		}
-		var unknown []string
+		var unserved []string
 		for _, t := range topics {
-			if d, ok := md.Topics[t]; err == nil && (!ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition)) {
-				unknown = append(unknown, t)
+			if d, ok := md.Topics[t]; err == nil && (!ok || d.Err != nil || len(d.Partitions) == 0) {
+				unserved = append(unserved, t)
 			}
 		}
-		if len(unknown) > 0 && create != nil && time.Since(lastCreate) >= time.Second {
+		if len(unserved) > 0 && create != nil && time.Since(lastCreate) >= time.Second {
 			lastCreate = time.Now()
-			if err := create(ctx, unknown); err != nil && ctx.Err() == nil {
+			if err := create(ctx, unserved); err != nil && ctx.Err() == nil {
 				return err
 			}
 		}
@@ -347,8 +350,10 @@ func topicsReady(ctx context.Context, adm *kadm.Client, topics []string, create 
 			}
 			d, ok := md.Topics[t]
 			switch {
-			case !ok || d.Err != nil || len(d.Partitions) == 0:
+			case !ok || len(d.Partitions) == 0 && d.Err == nil:
 				missing = "topic " + t + " not served yet"
+			case d.Err != nil:
+				missing = fmt.Sprintf("topic %s not served yet: %v", t, d.Err)
 			default:
 				for _, p := range d.Partitions {
 					if p.Err != nil || p.Leader < 0 {
@@ -363,6 +368,9 @@ func topicsReady(ctx context.Context, adm *kadm.Client, topics []string, create 
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("created topics not ready (%w): %s", parent.Err(), missing)
+			}
 			return fmt.Errorf("created topics not ready after %s: %s", topicReadyTimeout, missing)
 		case <-time.After(50 * time.Millisecond):
 		}
