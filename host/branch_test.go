@@ -2,6 +2,8 @@ package host_test
 
 import (
 	"fmt"
+	"net/http/httptest"
+	"regexp"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -240,4 +242,62 @@ func firstDiff(a, b []string) string {
 		only = only[:5]
 	}
 	return strings.Join(only, ", ")
+}
+
+// TestBranchStepLast runs a pipeline that ends with a branch step and has
+// no sink: records go to their branches' topics only, first match first,
+// and the ones no branch takes are dropped and counted.
+func TestBranchStepLast(t *testing.T) {
+	b := startBroker(t, "in", "big", "small", "dlq")
+	p := loadPipeline(t, `name: last-branch
+source: {topics: [in]}
+steps:
+  - name: by-size
+    kind: branch
+    branches:
+      - {name: big, function: "native:big", to: big}
+      - {name: small, function: "native:small", to: small}
+dead_letter: {topic: dlq}
+delivery: at_least_once
+commit_interval: 50ms
+`)
+	const total = 900
+	var recs []abi.Record
+	for i := range total {
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i % 7)), Value: []byte(strconv.Itoa(i % 300)), Timestamp: 1700000000000 + int64(i)})
+	}
+	produceAll(t, []string{b.Addr()}, "in", recs)
+	above := func(n int) func() runtime.Native {
+		return func() runtime.Native {
+			return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error {
+				if v, _ := strconv.Atoi(string(r.Value)); v >= n {
+					emit(*r)
+				}
+				return nil
+			}}
+		}
+	}
+	// big: 200 and more; small: 100 and more (of what big left): 100..199;
+	// below 100 nobody takes.
+	node := startNativeNode(t, b, p, map[string]func() runtime.Native{"big": above(200), "small": above(100)})
+	for topic, want := range map[string][2]int{"big": {200, 300}, "small": {100, 200}} {
+		got := consumeAll(t, b, topic, total/3, time.Second)
+		if len(got) != total/3 {
+			t.Errorf("%s: %d records, want %d", topic, len(got), total/3)
+		}
+		for _, r := range got {
+			if v, _ := strconv.Atoi(string(r.Value)); v < want[0] || v >= want[1] {
+				t.Errorf("%s: %d is not in [%d, %d)", topic, v, want[0], want[1])
+			}
+		}
+	}
+	if err := nodeErr(node); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	node.node.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	line := regexp.MustCompile(`(?m)^eddy_step_records_dropped_total\{[^}]*step="by-size.small"[^}]*\} (\d+)$`).FindStringSubmatch(rec.Body.String())
+	if line == nil || line[1] != strconv.Itoa(total/3) {
+		t.Errorf("eddy_step_records_dropped_total{step=by-size.small}: %q, want %d", line, total/3)
+	}
 }

@@ -281,7 +281,8 @@ function drawFunctions() {
   for (const s of (st && st.steps) || []) {
     const f = byStep[s.name];
     const history = f ? f.history || [] : [];
-    if (s.kind === "key_by" && !history.length) continue; // no function
+    // No function: a key_by, a branch without one, a named output.
+    if ((s.kind === "key_by" || s.kind === "output") && !history.length) continue;
     const d = document.createElement("div");
     d.className = "fn";
     d.dataset.testid = "function";
