@@ -57,21 +57,28 @@ bench:
 # Eddy against it (scripts/kafka.sh; resolved from Maven Central on first use):
 #   export EDDY_TEST_KAFKA=$(scripts/kafka.sh start)   # or: make kafka-start
 # The integration packages again, against Apache Kafka 4.4.0 (docs/kafka.md).
-# Each test empties its broker, so the packages of one broker run one at a
-# time; two brokers of their own (ports 19392 and 19492) run the host
-# package and the others side by side (the tests wait on the brokers more
-# than they compute). Both are stopped at the end whatever happens.
+# Each test empties its broker, so the tests of one broker run one at a
+# time. The tests wait on the brokers far more than they compute (a pass
+# keeps the two cores a quarter busy), so four brokers of their own (ports
+# 19392, 19492, 19692, 19792; each JVM's controller takes the next port) run
+# four shares side by side: the host package's tests in two halves by name,
+# cmd/eddy's crash tests, and the rest. All are stopped at the end whatever
+# happens; each share's output is printed when all are done.
+KAFKA_PORTS := 19392 19492 19692 19792
 test-kafka:
 	@set -e; \
-	a=$$(EDDY_KAFKA_PORT=19392 scripts/kafka.sh start); \
-	trap 'EDDY_KAFKA_PORT=19392 scripts/kafka.sh stop; EDDY_KAFKA_PORT=19492 scripts/kafka.sh stop' EXIT; \
-	b=$$(EDDY_KAFKA_PORT=19492 scripts/kafka.sh start); \
-	echo "Apache Kafka at $$a and $$b"; \
-	EDDY_TEST_KAFKA=$$a $(GO) test -count=1 -timeout 40m ./host/ > .kafka-host.log 2>&1 & host=$$!; \
+	trap 'for p in $(KAFKA_PORTS); do EDDY_KAFKA_PORT=$$p scripts/kafka.sh stop; done' EXIT; \
+	set -- $(KAFKA_PORTS); \
+	a=$$(EDDY_KAFKA_PORT=$$1 scripts/kafka.sh start); b=$$(EDDY_KAFKA_PORT=$$2 scripts/kafka.sh start); \
+	c=$$(EDDY_KAFKA_PORT=$$3 scripts/kafka.sh start); d=$$(EDDY_KAFKA_PORT=$$4 scripts/kafka.sh start); \
+	echo "Apache Kafka at $$a, $$b, $$c and $$d"; \
+	EDDY_TEST_KAFKA=$$a $(GO) test -count=1 -timeout 40m -run '^Test[A-O]' ./host/ > .kafka-1.log 2>&1 & p1=$$!; \
+	EDDY_TEST_KAFKA=$$b $(GO) test -count=1 -timeout 40m -run '^Test[P-Z]' ./host/ > .kafka-2.log 2>&1 & p2=$$!; \
+	EDDY_TEST_KAFKA=$$c $(GO) test -count=1 -timeout 40m -run '^TestCrash' ./cmd/eddy/ > .kafka-3.log 2>&1 & p3=$$!; \
+	EDDY_TEST_KAFKA=$$d $(GO) test -p 1 -count=1 -timeout 40m -skip '^TestCrash' ./cmd/eddy/ ./nexmark/nxbench/ ./internal/scripts/ > .kafka-4.log 2>&1 & p4=$$!; \
 	status=0; \
-	EDDY_TEST_KAFKA=$$b $(GO) test -p 1 -count=1 -timeout 40m ./cmd/eddy/ ./nexmark/nxbench/ ./internal/scripts/ || status=1; \
-	wait $$host || status=1; \
-	cat .kafka-host.log; rm -f .kafka-host.log; \
+	for p in $$p1 $$p2 $$p3 $$p4; do wait $$p || status=1; done; \
+	cat .kafka-1.log .kafka-2.log .kafka-3.log .kafka-4.log; rm -f .kafka-[1-4].log; \
 	exit $$status
 
 kafka-start:

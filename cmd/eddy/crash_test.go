@@ -123,10 +123,17 @@ var (
 func (membership) settle() bool { return !testkafka.Real() }
 
 // forMemberships runs test once per membership, as subtests sharing one
-// eddy binary.
+// eddy binary. On the embedded broker the crash tests run in parallel with
+// each other (go test's -parallel, the cores by default): each has an
+// `eddy broker` process of its own, and they spend most of their time
+// waiting on it and on their nodes' groups. Against Apache Kafka, where
+// each test empties the one broker, they run one at a time.
 func forMemberships(t *testing.T, test func(t *testing.T, bin string, m membership), ms ...membership) {
 	if testing.Short() {
 		t.Skip("crash test: runs processes; skipped with -short")
+	}
+	if !testkafka.Real() {
+		t.Parallel()
 	}
 	bin := buildEddy(t)
 	for _, m := range ms {
