@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/jsonfield"
 	"github.com/eddy-streams/eddy/runtime"
 )
@@ -299,5 +301,39 @@ commit_interval: 50ms
 	line := regexp.MustCompile(`(?m)^eddy_step_records_dropped_total\{[^}]*step="by-size.small"[^}]*\} (\d+)$`).FindStringSubmatch(rec.Body.String())
 	if line == nil || line[1] != strconv.Itoa(total/3) {
 		t.Errorf("eddy_step_records_dropped_total{step=by-size.small}: %q, want %d", line, total/3)
+	}
+}
+
+// TestDeployToABranch deploys a new version of a branch's predicate by the
+// branch's step name; a branch without a function runs none and refuses a
+// deploy.
+func TestDeployToABranch(t *testing.T) {
+	b := startBroker(t, "in", "big", "rest", "dlq")
+	filter, err := filepath.Abs(filepath.Join("..", "testdata", "go", "filter.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := loadPipeline(t, fmt.Sprintf(`name: deploy-branch
+source: {topics: [in]}
+steps:
+  - name: kinds
+    kind: branch
+    branches: [{name: big, function: %s, to: big}, {name: rest, to: rest}]
+dead_letter: {topic: dlq}
+`, filter))
+	n := startNode(t, b, p, "a")
+	defer n.stop(t)
+	ctx := context.Background()
+	ev, err := n.node.Deploy(ctx, host.Deployment{Step: "kinds.big", Module: readModule(t, "c/filter.wasm")})
+	if err != nil || ev.Version != 2 { // v1 is the pipeline file's module
+		t.Fatalf("deploy to branch kinds.big: version %d, %v", ev.Version, err)
+	}
+	if _, err := n.node.Deploy(ctx, host.Deployment{Step: "kinds.rest", Module: readModule(t, "c/filter.wasm")}); err == nil ||
+		!strings.Contains(err.Error(), "step kinds.rest is rest of step kinds: it runs no function") {
+		t.Fatalf("deploy to a branch without a function: %v", err)
+	}
+	if _, err := n.node.Deploy(ctx, host.Deployment{Step: "kinds", Module: readModule(t, "c/filter.wasm")}); err == nil ||
+		!strings.Contains(err.Error(), `has no step "kinds"`) {
+		t.Fatalf("deploy to the branch step itself: %v", err)
 	}
 }
