@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -243,6 +244,44 @@ func TestResetRefusesWhileRunning(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		if c := seen[fmt.Sprintf("V%06d", i)]; c != 2 {
 			t.Fatalf("V%06d output %d times, want twice (once per run)", i, c)
+		}
+	}
+}
+
+// TestResetTruncatesTaps plans a reset (dry run) of a pipeline whose steps
+// write to topics of their own (to:, a named output): with
+// --truncate-output they are truncated with the sink, without it they are
+// listed as kept.
+func TestResetTruncatesTaps(t *testing.T) {
+	b := startBroker(t, "in", "out", "copies", "evens", "dlq")
+	brokers := []string{b.Addr()}
+	produceAll(t, brokers, "copies", []abi.Record{{Value: []byte("1")}})
+	produceAll(t, brokers, "evens", []abi.Record{{Value: []byte("2")}})
+	p := loadPipeline(t, `name: taps-reset
+source: {topics: [in]}
+steps:
+  - {name: copy, kind: map, function: copy.wasm, to: copies}
+  - {name: route, kind: map, function: route.wasm, outputs: [{name: evens, to: evens}]}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+`)
+	for _, truncate := range []bool{true, false} {
+		plan, err := host.Reset(context.Background(), p, host.ResetOptions{Brokers: brokers, TruncateOutput: truncate, DryRun: true,
+			Logger: testLogger(t), RegistryKey: testRegistryKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sb strings.Builder
+		plan.WriteTo(&sb)
+		truncated := map[string]bool{}
+		for _, tr := range plan.Truncate {
+			truncated[tr.Topic] = true
+		}
+		for _, topic := range []string{"copies", "evens"} {
+			kept := slices.ContainsFunc(plan.Kept, func(k string) bool { return strings.HasPrefix(k, topic+": output of a step") })
+			if truncated[topic] != truncate || kept == truncate {
+				t.Errorf("truncate-output %v: %s truncated %v, kept %v; plan:\n%s", truncate, topic, truncated[topic], kept, sb.String())
+			}
 		}
 	}
 }
