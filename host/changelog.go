@@ -39,7 +39,7 @@ func (p partitioner) ForTopic(t string) kgo.TopicPartitioner {
 	switch {
 	case strings.HasSuffix(t, changelogSuffix):
 		return p.manual.ForTopic(t)
-	case strings.HasSuffix(t, repartitionSuffix):
+	case strings.HasSuffix(t, RepartitionSuffix):
 		return repartitioner{keyed: p.keyed.ForTopic(t)}
 	}
 	return p.def.ForTopic(t)

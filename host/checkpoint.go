@@ -23,7 +23,7 @@ import (
 // checkpoints reports whether a node running p checkpoints its state
 // itself (the Node keeps the answer: Node.checkpointing).
 func checkpoints(p *Pipeline) bool {
-	return p.Delivery == AtLeastOnce && slices.ContainsFunc(p.Steps, func(s Step) bool { return s.stateful() })
+	return p.Delivery == AtLeastOnce && slices.ContainsFunc(p.Steps, func(s Step) bool { return s.Stateful() })
 }
 
 // checkpoint makes the state of every task durable and commits the offsets

@@ -72,7 +72,7 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 	}
 	if step.Kind == stepOutput {
 		return registry.Event{}, deployErr("invalid_module", "step %s is %s of step %s: it runs no function", step.Name,
-			strings.TrimPrefix(step.Name, step.part.of+"."), step.part.of)
+			strings.TrimPrefix(step.Name, step.Part.Of+"."), step.Part.Of)
 	}
 	if step.Kind == StepJoin && n.current(s) == nil {
 		return registry.Event{}, deployErr("invalid_module", "step %s nests both sides' values: it runs no function (give it one in the pipeline file first)", step.Name)
@@ -117,8 +117,6 @@ func kindName(s Step) string {
 	}
 	return string(s.Kind)
 }
-
-func (st Stage) contains(s int) bool { return s >= st.From && s < st.To }
 
 // Rollback makes an earlier version of a step live again: target, or the
 // version live before the current one when target is 0.

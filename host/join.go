@@ -222,7 +222,7 @@ func (t *task) initJoin(ctx context.Context, i int) error {
 	step := n.p.Steps[i]
 	tj := &taskJoin{}
 	if step.Table != "" {
-		tab := n.p.table(step.Table)
+		tab := n.p.Table(step.Table)
 		var table join.Table
 		if tab.Global {
 			table = n.globals[tab.Name]

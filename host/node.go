@@ -278,7 +278,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
-	if slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 || s.part.of != "" }) {
+	if slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 || s.Part.Of != "" }) {
 		n.stepIns = p.StepInputs()
 	}
 	n.metrics = newMetrics(n)
@@ -691,7 +691,7 @@ func (n *Node) holding() bool {
 
 func (n *Node) stateful() bool {
 	for _, s := range n.p.Steps {
-		if s.stateful() {
+		if s.Stateful() {
 			return true
 		}
 	}
@@ -705,7 +705,7 @@ func (n *Node) stateful() bool {
 func (n *Node) createTopics(ctx context.Context) error {
 	var changelogs, repartitions []string
 	for _, s := range n.p.Steps {
-		if s.changelogged() {
+		if s.Changelogged() {
 			changelogs = append(changelogs, ChangelogTopic(n.p.Name, s.Name))
 		}
 	}

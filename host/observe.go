@@ -253,10 +253,10 @@ func (n *Node) graph() Graph {
 		}
 	}
 	for i, s := range p.Steps {
-		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State, To: s.To, From: s.From, Of: s.part.of}
-		if s.part.fed {
+		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State, To: s.To, From: s.From, Of: s.Part.Of}
+		if s.Part.Fed {
 			for j, f := range p.Steps {
-				if slices.Contains(f.part.feeds, i) {
+				if slices.Contains(f.Part.Feeds, i) {
 					gs.From = []string{p.Steps[j].Name}
 				}
 			}

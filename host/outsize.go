@@ -169,7 +169,7 @@ func (n *Node) learnTopicLimits(ctx context.Context) {
 		}
 	}
 	for _, s := range n.p.Steps {
-		if s.changelogged() {
+		if s.Changelogged() {
 			topics = append(topics, ChangelogTopic(n.p.Name, s.Name))
 		}
 		if s.To != "" {

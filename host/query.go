@@ -127,7 +127,7 @@ func (n *Node) findStore(name string) (queryStore, error) {
 
 func (n *Node) stageOfStep(s int) int {
 	for i, st := range n.stages {
-		if st.contains(s) {
+		if st.Contains(s) {
 			return i
 		}
 	}
@@ -274,7 +274,7 @@ func (n *Node) readStore(ctx context.Context, qs queryStore, p int32, q admin.St
 	}
 	// An aggregate store: the result of each window, from its accumulator
 	// or, for hopping windows, the merge of its panes' (windowing.Compose).
-	cfg, err := n.p.Steps[qs.step].windowing()
+	cfg, err := n.p.Steps[qs.step].Windowing()
 	if err != nil {
 		return nil, err
 	}

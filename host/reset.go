@@ -478,15 +478,15 @@ func publishReset(ctx context.Context, r *registryLog, ev registry.Event) (regis
 
 // storeNames are the names of the pipeline's stores in a data directory:
 // stateful steps' and co-partitioned tables' (global tables live in memory).
-func (p *Pipeline) storeNames() []string {
+func storeNames(p *Pipeline) []string {
 	var names []string
 	for _, s := range p.Steps {
 		switch {
 		case s.Kind == StepJoin && s.Table != "":
-			if t := p.table(s.Table); t != nil && !t.Global {
+			if t := p.Table(s.Table); t != nil && !t.Global {
 				names = append(names, tableStore(t.Name))
 			}
-		case s.stateful():
+		case s.Stateful():
 			names = append(names, s.Name)
 		}
 	}
@@ -495,7 +495,7 @@ func (p *Pipeline) storeNames() []string {
 
 // planReset reads the group and the topics and works out the reset.
 func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOptions, reg *registryLog) (*ResetPlan, error) {
-	plan := &ResetPlan{Pipeline: p.Name, Group: p.Name, To: opts.To, Registry: opts.RegistryTopic, Version: 1, Stores: p.storeNames(),
+	plan := &ResetPlan{Pipeline: p.Name, Group: p.Name, To: opts.To, Registry: opts.RegistryTopic, Version: 1, Stores: storeNames(p),
 		Force: opts.Force}
 	if reg != nil {
 		reg.view(func(st *registry.State) {
@@ -518,7 +518,7 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 	}
 	var changelogs []string
 	for _, s := range p.Steps {
-		if s.changelogged() {
+		if s.Changelogged() {
 			changelogs = append(changelogs, ChangelogTopic(p.Name, s.Name))
 		}
 	}
@@ -869,7 +869,7 @@ func (n *Node) awaitReset(ctx context.Context) error {
 			return err
 		}
 	}
-	names := n.p.storeNames()
+	names := storeNames(n.p)
 	for _, name := range names {
 		for part := range parts {
 			if err := n.db.Store(n.p.Name, name, part).Wipe(); err != nil {

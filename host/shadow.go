@@ -44,9 +44,9 @@ func appendSource(hs []kgo.RecordHeader, orig *kgo.Record) []kgo.RecordHeader {
 func (n *Node) shadowable(s int) string {
 	step := n.p.Steps[s]
 	switch {
-	case step.stateful() || step.Kind == StepKeyBy:
+	case step.Stateful() || step.Kind == StepKeyBy:
 		return "step " + step.Name + " is a " + kindName(step) + " step: shadows run stateless map, filter and flat_map steps only"
-	case !n.stages[len(n.stages)-1].contains(s):
+	case !n.stages[len(n.stages)-1].Contains(s):
 		return "step " + step.Name + " runs before a repartition: shadows run in the last stage only"
 	case n.stepIns != nil:
 		return "the pipeline's steps name their inputs (from:, branches or outputs): shadows run in pipelines that are chains of steps only"
@@ -54,7 +54,7 @@ func (n *Node) shadowable(s int) string {
 		return "the pipeline has no sink, next to which a shadow writes its output"
 	}
 	for _, later := range n.p.Steps[s+1:] {
-		if later.stateful() {
+		if later.Stateful() {
 			return "step " + later.Name + " after " + step.Name + " keeps state: a shadow would need its own copy of it"
 		}
 	}

@@ -1,6 +1,10 @@
 package host
 
-import "github.com/eddy-streams/eddy/abi"
+import (
+	"slices"
+
+	"github.com/eddy-streams/eddy/abi"
+)
 
 // stepOutputs holds the outputs of a stage's steps over one batch when its
 // steps name their inputs (Step.From): each step's input is then the
@@ -14,7 +18,7 @@ type stepOutputs struct {
 	outs    [][]abi.Record // by step - from
 	srcs    [][]int32
 	// fedIns are the inputs put in place for the steps of branches and
-	// named outputs (Step.part.feeds), by step - from.
+	// named outputs (Step.Part.Feeds), by step - from.
 	fedIns  [][]abi.Record
 	fedSrcs [][]int32
 }
@@ -79,4 +83,42 @@ func (o *stepOutputs) input(ins []int) ([]abi.Record, []int32) {
 		cur, src = append(cur, c...), append(src, s...)
 	}
 	return cur, src
+}
+
+// route splits the output of step s, whose function names outputs: each
+// record whose abi.HeaderOutput header names one of them goes to that
+// output's step (without the header), the others stay. It returns the
+// records that stay and, per output, the records routed there; a record
+// naming no output of the step fails its input record (bad).
+func routeRecords(outputs []Output, cur []abi.Record, src []int32, parts [][]abi.Record, partSrc [][]int32,
+	bad func(j int, name string)) ([]abi.Record, []int32) {
+	keep := cur[:0]
+	keepSrc := src[:0]
+	for j := range cur {
+		name, at := outputHeader(cur[j].Headers)
+		if at < 0 {
+			keep, keepSrc = append(keep, cur[j]), append(keepSrc, src[j])
+			continue
+		}
+		k := slices.IndexFunc(outputs, func(o Output) bool { return o.Name == name })
+		if k < 0 {
+			bad(j, name)
+			continue
+		}
+		r := cur[j]
+		r.Headers = slices.Delete(slices.Clone(r.Headers), at, at+1)
+		parts[k], partSrc[k] = append(parts[k], r), append(partSrc[k], src[j])
+	}
+	return keep, keepSrc
+}
+
+// outputHeader finds a record's abi.HeaderOutput header: its value and
+// index (-1 without one). The first one counts.
+func outputHeader(hs []abi.Header) (string, int) {
+	for i, h := range hs {
+		if h.Key == abi.HeaderOutput {
+			return string(h.Value), i
+		}
+	}
+	return "", -1
 }

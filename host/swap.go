@@ -229,7 +229,7 @@ func (n *Node) prepare(s int, lf *liveFn) {
 	n.mu.Lock()
 	var ts []*task
 	for _, t := range n.mu.groups {
-		if t.stage.contains(s) {
+		if t.stage.Contains(s) {
 			ts = append(ts, t)
 		}
 	}

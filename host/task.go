@@ -180,7 +180,7 @@ func (t *task) initStep(ctx context.Context, i int) error {
 	if step.Kind == StepJoin {
 		return t.initJoin(ctx, i)
 	}
-	if !step.stateful() {
+	if !step.Stateful() {
 		return nil
 	}
 	ts := &taskStore{st: n.db.Store(n.p.Name, step.Name, t.part), topic: ChangelogTopic(n.p.Name, step.Name)}
@@ -325,7 +325,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 			if s > first {
 				graph.set(s-1, cur, src)
 			}
-			if n.p.Steps[s].part.fed {
+			if n.p.Steps[s].Part.Fed {
 				cur, src = graph.fed(s)
 			} else {
 				cur, src = graph.input(n.stepIns[s])
@@ -377,7 +377,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 		if cur, src, err = t.processStep(ctx, b, s, t.insts[s], t.fns[s], &t.outs[s], cur, src, true); err != nil {
 			return err
 		}
-		if feeds := n.p.Steps[s].part.feeds; feeds != nil {
+		if feeds := n.p.Steps[s].Part.Feeds; feeds != nil {
 			cur, src = t.feedParts(ctx, b, s, graph, in, inSrc, cur, src)
 		}
 		t.tap(ctx, b, s, cur, src)
@@ -448,7 +448,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 }
 
 // feedParts puts in place the inputs of the steps that step s feeds
-// (Step.part.feeds) and returns what stays its own output (cur, src). A
+// (Step.Part.Feeds) and returns what stays its own output (cur, src). A
 // branch's filter step feeds the next branch with the records of in that
 // it dropped (neither kept nor failed: processStep's t.counts); a step with
 // named outputs routes its output records (routeRecords), and a record
@@ -457,7 +457,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 func (t *task) feedParts(ctx context.Context, b *batch, s int, graph *stepOutputs, in []abi.Record, inSrc []int32,
 	cur []abi.Record, src []int32) ([]abi.Record, []int32) {
 	step := &t.n.p.Steps[s]
-	if step.part.branch {
+	if step.Part.Branch {
 		var rest []abi.Record
 		var restSrc []int32
 		for j, c := range t.counts[:len(in)] {
@@ -465,7 +465,7 @@ func (t *task) feedParts(ctx context.Context, b *batch, s int, graph *stepOutput
 				rest, restSrc = append(rest, in[j]), append(restSrc, inSrc[j])
 			}
 		}
-		graph.feed(step.part.feeds[0], rest, restSrc)
+		graph.feed(step.Part.Feeds[0], rest, restSrc)
 		return cur, src
 	}
 	parts, partSrc := make([][]abi.Record, len(step.Outputs)), make([][]int32, len(step.Outputs))
@@ -483,9 +483,9 @@ func (t *task) feedParts(ctx context.Context, b *batch, s int, graph *stepOutput
 		t.failRecord(ctx, b, s, cur, src, j, &runtime.Error{Function: t.stepFunction(s), Kind: abi.KindProcess,
 			Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: j, Group: -1,
 			Reason: fmt.Sprintf("the record names output %q (header %s), which step %s does not have (its outputs: %s)",
-				abi.TruncateReason(name, 256), abi.HeaderOutput, step.Name, strings.Join(step.parts(), ", "))})
+				abi.TruncateReason(name, 256), abi.HeaderOutput, step.Name, strings.Join(step.Parts(), ", "))})
 	})
-	for k, f := range step.part.feeds {
+	for k, f := range step.Part.Feeds {
 		graph.feed(f, parts[k], partSrc[k])
 	}
 	return keep, keepSrc

@@ -5,57 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/windowing"
 )
-
-// windowing returns the step's windowing configuration.
-func (s *Step) windowing() (windowing.Config, error) {
-	w := s.Window
-	var spec windowing.Spec
-	switch w.Type {
-	case "tumbling":
-		spec = windowing.Tumbling(w.Size)
-	case "hopping":
-		spec = windowing.Hopping(w.Size, w.Advance)
-	case "sliding":
-		spec = windowing.Sliding(w.Size)
-	case "session":
-		spec = windowing.Session(w.Gap)
-	case "global":
-		spec = windowing.GlobalCount(w.Count)
-	default:
-		return windowing.Config{}, fmt.Errorf("type must be tumbling, hopping, sliding, session or global, got %q", w.Type)
-	}
-	if w.Zone != "" {
-		loc, err := time.LoadLocation(w.Zone)
-		if err != nil {
-			return windowing.Config{}, fmt.Errorf("zone: %w", err)
-		}
-		spec = spec.In(loc)
-	}
-	cfg := windowing.Config{Window: spec, Disorder: w.Disorder, Grace: w.Grace, IdleTimeout: w.IdleTimeout, Retention: w.Retention}
-	if s.Emit == "update" {
-		cfg.Emit = windowing.EmitUpdate
-	}
-	switch s.Time {
-	case TimeProcessing:
-		cfg.Time = windowing.ProcessingTime{Clock: time.Now}
-	case TimeLogAppend:
-		cfg.Time = windowing.LogAppendTime{}
-	}
-	if s.TimeField != "" {
-		ex, err := windowing.NewJSONField(s.TimeField)
-		if err != nil {
-			return windowing.Config{}, err
-		}
-		cfg.Time = ex
-	}
-	return cfg, cfg.Validate()
-}
 
 // initTime decides where the task's records get their event time. Records
 // get it (as their timestamp) in the task that runs the steps before an
@@ -90,7 +44,7 @@ func (t *task) initTime() error {
 		if !timed {
 			continue
 		}
-		cfg, err := n.p.Steps[s].windowing()
+		cfg, err := n.p.Steps[s].Windowing()
 		if err != nil {
 			return err
 		}
@@ -102,7 +56,7 @@ func (t *task) initTime() error {
 // windowConfig is the configuration of aggregate step s's windower. Its
 // records carry their event time as their timestamp already (eventTimes).
 func (t *task) windowConfig(s int) (windowing.Config, error) {
-	cfg, err := t.n.p.Steps[s].windowing()
+	cfg, err := t.n.p.Steps[s].Windowing()
 	cfg.Time = nil
 	return cfg, err
 }

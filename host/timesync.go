@@ -137,7 +137,7 @@ func newTimeSync(p *Pipeline, st Stage) *timeSync {
 		if s == nil {
 			s = &timeSync{maxIdle: MaxMaxIdle}
 		}
-		s.maxIdle = min(s.maxIdle, p.Steps[i].maxIdle())
+		s.maxIdle = min(s.maxIdle, p.Steps[i].MaxIdleOrDefault())
 	}
 	if s == nil {
 		return nil

@@ -208,10 +208,10 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Steps[0].maxIdle(); d != DefaultMaxIdle {
+	if d := p.Steps[0].MaxIdleOrDefault(); d != DefaultMaxIdle {
 		t.Fatalf("absent max_idle: %s, want %s", d, DefaultMaxIdle)
 	}
-	if d := p.Steps[1].maxIdle(); d != 0 {
+	if d := p.Steps[1].MaxIdleOrDefault(); d != 0 {
 		t.Fatalf("max_idle: 0s gave %s", d)
 	}
 	s := newTimeSync(p, p.Stages()[0])

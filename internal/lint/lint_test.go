@@ -72,7 +72,19 @@ func TestImportBoundaries(t *testing.T) {
 			if strings.HasPrefix(p.ImportPath, module+"/abi") && strings.HasPrefix(imp, module+"/") && !strings.HasPrefix(imp, module+"/abi") {
 				t.Errorf("%s imports %s; abi must not import other Eddy packages", p.ImportPath, imp)
 			}
-			for _, low := range []string{"/runtime", "/state", "/windowing"} {
+			// The pipeline file describes, the node runs: package pipeline
+			// knows nothing of the runtime, of state or of Kafka.
+			if strings.HasPrefix(p.ImportPath, module+"/pipeline") {
+				for _, dep := range []string{"/host", "/cmd", "/runtime", "/state", "/registry", "/join"} {
+					if strings.HasPrefix(imp, module+dep) {
+						t.Errorf("%s imports %s; a pipeline file is read without the node's parts", p.ImportPath, imp)
+					}
+				}
+				if strings.HasPrefix(imp, "github.com/twmb/franz-go") {
+					t.Errorf("%s imports %s; a pipeline file is read without Kafka", p.ImportPath, imp)
+				}
+			}
+			for _, low := range []string{"/runtime", "/state", "/windowing", "/pipeline"} {
 				if strings.HasPrefix(p.ImportPath, module+low) && (strings.HasPrefix(imp, module+"/host") || strings.HasPrefix(imp, module+"/cmd")) {
 					t.Errorf("%s imports %s; dependencies point from host to %s, not back", p.ImportPath, imp, low)
 				}

@@ -1,4 +1,4 @@
-package host
+package pipeline
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/eddy-streams/eddy/abi"
 )
 
 // Branch is one branch of a branch step: the records its predicate (a
@@ -42,26 +40,26 @@ func (o *Output) UnmarshalYAML(n *yaml.Node) error {
 // step: each becomes a step of the running pipeline.
 const MaxOutputs = 32
 
-// stepOutput is the kind of the step a branch without a function or a
+// StepOutput is the kind of the step a branch without a function or a
 // named output becomes (expandOutputs): its records are put in place by
 // the step it belongs to, and go on as they are. Pipeline files cannot
 // name it.
-const stepOutput StepKind = "output"
+const StepOutput StepKind = "output"
 
-// graphPart says, for a step that expandOutputs made, what it is part of.
-type graphPart struct {
-	// of is the name of the pipeline file's step it was made from ("" for
+// GraphPart says, for a step that expandOutputs made, what it is part of.
+type GraphPart struct {
+	// Of is the name of the pipeline file's step it was made from ("" for
 	// a step of the file).
-	of string
-	// branch is set for the steps of a branch step's branches.
-	branch bool
-	// fed is set when the step's input is put in place by an earlier step
-	// (feeds) rather than read from the steps its from: names.
-	fed bool
-	// feeds are the steps whose input this step puts in place: a routing
+	Of string
+	// Branch is set for the steps of a branch step's branches.
+	Branch bool
+	// Fed is set when the step's input is put in place by an earlier step
+	// (Feeds) rather than read from the steps its from: names.
+	Fed bool
+	// Feeds are the steps whose input this step puts in place: a routing
 	// step's named outputs, in the order of Step.Outputs; a branch's
 	// predicate step feeds the next branch with the records it drops.
-	feeds []int
+	Feeds []int
 }
 
 // validateBranches checks a branch step and a step's named outputs: the
@@ -119,7 +117,7 @@ func (p *Pipeline) validateBranches(bad func(field, format string, args ...any))
 	// A step named like a branch or an output ("route.bids") would make
 	// from: ambiguous.
 	for i, s := range p.Steps {
-		for _, part := range s.parts() {
+		for _, part := range s.Parts() {
 			if j := slices.IndexFunc(p.Steps, func(o Step) bool { return o.Name == s.Name+"."+part }); j >= 0 {
 				bad(fmt.Sprintf("steps[%d].name", j), "%q is also the name of %s of step %s", p.Steps[j].Name, part, p.Steps[i].Name)
 			}
@@ -143,8 +141,8 @@ func checkBranchName(bad func(field, format string, args ...any), f, name string
 	names[name] = true
 }
 
-// parts returns the names of a step's branches or named outputs.
-func (s *Step) parts() []string {
+// Parts returns the names of a step's branches or named outputs.
+func (s *Step) Parts() []string {
 	var out []string
 	for _, b := range s.Branches {
 		out = append(out, b.Name)
@@ -170,7 +168,7 @@ func (p *Pipeline) expandOutputs() {
 	var steps []Step
 	index := map[string]int{} // a file step's name: its (main) step
 	for i, s := range p.Steps {
-		if len(s.From) == 0 && i > 0 && len(steps) > 0 && steps[len(steps)-1].part.of != "" {
+		if len(s.From) == 0 && i > 0 && len(steps) > 0 && steps[len(steps)-1].Part.Of != "" {
 			// The previous step of the file has made steps of its
 			// outputs: read its own output (validation refused a step
 			// without from: after a branch step).
@@ -180,7 +178,7 @@ func (p *Pipeline) expandOutputs() {
 		case s.Kind == StepBranch:
 			for j, b := range s.Branches {
 				st := Step{Name: s.Name + "." + b.Name, Kind: StepFilter, Function: b.Function, To: b.To,
-					part: graphPart{of: s.Name, branch: true, fed: j > 0}}
+					Part: GraphPart{Of: s.Name, Branch: true, Fed: j > 0}}
 				if j == 0 {
 					st.From = s.From
 					if len(st.From) == 0 && i > 0 {
@@ -188,22 +186,22 @@ func (p *Pipeline) expandOutputs() {
 					}
 				}
 				if b.Function == "" {
-					st.Kind = stepOutput
+					st.Kind = StepOutput
 				}
 				if j+1 < len(s.Branches) {
-					st.part.feeds = []int{len(steps) + 1}
+					st.Part.Feeds = []int{len(steps) + 1}
 				}
 				steps = append(steps, st)
 			}
 		case len(s.Outputs) > 0:
 			index[s.Name] = len(steps)
 			for j := range s.Outputs {
-				s.part.feeds = append(s.part.feeds, len(steps)+1+j)
+				s.Part.Feeds = append(s.Part.Feeds, len(steps)+1+j)
 			}
 			steps = append(steps, s)
 			for _, o := range s.Outputs {
-				steps = append(steps, Step{Name: s.Name + "." + o.Name, Kind: stepOutput, To: o.To,
-					part: graphPart{of: s.Name, fed: true}})
+				steps = append(steps, Step{Name: s.Name + "." + o.Name, Kind: StepOutput, To: o.To,
+					Part: GraphPart{Of: s.Name, Fed: true}})
 			}
 		default:
 			steps = append(steps, s)
@@ -219,51 +217,13 @@ func (p *Pipeline) expandOutputs() {
 // own.
 func (p *Pipeline) sinkStep(st Stage) int {
 	for s := st.To - 1; s >= st.From; s-- {
-		part := p.Steps[s].part
+		part := p.Steps[s].Part
 		switch {
-		case part.of == "":
+		case part.Of == "":
 			return s
-		case part.branch:
+		case part.Branch:
 			return -1
 		}
 	}
 	return -1
-}
-
-// route splits the output of step s, whose function names outputs: each
-// record whose abi.HeaderOutput header names one of them goes to that
-// output's step (without the header), the others stay. It returns the
-// records that stay and, per output, the records routed there; a record
-// naming no output of the step fails its input record (bad).
-func routeRecords(outputs []Output, cur []abi.Record, src []int32, parts [][]abi.Record, partSrc [][]int32,
-	bad func(j int, name string)) ([]abi.Record, []int32) {
-	keep := cur[:0]
-	keepSrc := src[:0]
-	for j := range cur {
-		name, at := outputHeader(cur[j].Headers)
-		if at < 0 {
-			keep, keepSrc = append(keep, cur[j]), append(keepSrc, src[j])
-			continue
-		}
-		k := slices.IndexFunc(outputs, func(o Output) bool { return o.Name == name })
-		if k < 0 {
-			bad(j, name)
-			continue
-		}
-		r := cur[j]
-		r.Headers = slices.Delete(slices.Clone(r.Headers), at, at+1)
-		parts[k], partSrc[k] = append(parts[k], r), append(partSrc[k], src[j])
-	}
-	return keep, keepSrc
-}
-
-// outputHeader finds a record's abi.HeaderOutput header: its value and
-// index (-1 without one). The first one counts.
-func outputHeader(hs []abi.Header) (string, int) {
-	for i, h := range hs {
-		if h.Key == abi.HeaderOutput {
-			return string(h.Value), i
-		}
-	}
-	return "", -1
 }

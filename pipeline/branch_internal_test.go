@@ -1,4 +1,4 @@
-package host
+package pipeline
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func TestBranchesBecomeSteps(t *testing.T) {
 	}
 	var got []string
 	for _, s := range p.Steps {
-		got = append(got, fmt.Sprintf("%s:%s:%s:%v:%v:%v", s.Name, s.Kind, s.To, s.From, s.part.fed, s.part.feeds))
+		got = append(got, fmt.Sprintf("%s:%s:%s:%v:%v:%v", s.Name, s.Kind, s.To, s.From, s.Part.Fed, s.Part.Feeds))
 	}
 	want := []string{
 		"route:map::[]:false:[1 2]",
