@@ -21,7 +21,8 @@ import (
 // TestBranchesAndNamedOutputs runs a graph under exactly_once: the Go
 // guest route sends JSON objects to its output objects and numbers to its
 // output numbers (written to a topic); a branch step splits the objects
-// into small ones (to a topic), odd ones and the rest (to a topic); a step
+// into small ones (to a topic), "odd" ones (n%4 == 1) and the rest (to a
+// topic); a step
 // merges the odd objects with what route kept (words) into the sink. Every
 // record must come out once, in the one place the graph sends it, without
 // the eddy.output header.
@@ -57,18 +58,21 @@ batch_size: 64
 	want := map[string][]string{} // topic: values
 	for i := range total {
 		var v string
-		switch i % 3 {
-		case 0:
+		// Uneven shares (objects 1/2, numbers and words 1/4 each; of the
+		// objects, small 1/4, "odd" 7/40), so that the metrics' identities
+		// below cannot hold by chance.
+		switch i % 4 {
+		case 0, 1:
 			v = fmt.Sprintf(`{"n":%d}`, i%40)
 			switch n := i % 40; {
 			case n < 10:
 				want["small"] = append(want["small"], v)
-			case n%2 == 1:
+			case n%4 == 1:
 				want["out"] = append(want["out"], "t:"+v)
 			default:
 				want["rest"] = append(want["rest"], v)
 			}
-		case 1:
+		case 2:
 			v = strconv.Itoa(i)
 			want["numbers"] = append(want["numbers"], v)
 		default:
@@ -99,7 +103,7 @@ batch_size: 64
 		},
 		"odd": func() runtime.Native {
 			return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error {
-				if num(r)%2 == 1 {
+				if num(r)%4 == 1 {
 					emit(*r)
 				}
 				return nil
@@ -138,6 +142,36 @@ batch_size: 64
 	}
 	if got := consumeAll(t, b, "dlq", 0, 500*time.Millisecond); len(got) != 0 {
 		t.Errorf("%d dead letters, want none: first %q %q", len(got), got[0].Value, header(got[0], "eddy.error"))
+	}
+	// Each step's metrics count its own input and output, wherever they
+	// come from and go: a batch processed again after an abort changes
+	// every count alike, so identities are checked, not totals.
+	rec := httptest.NewRecorder()
+	node.node.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	metric := func(name, step string) int {
+		m := regexp.MustCompile(`(?m)^` + name + `\{[^}]*step="` + regexp.QuoteMeta(step) + `"[^}]*\} (\d+)$`).FindStringSubmatch(rec.Body.String())
+		if m == nil {
+			t.Fatalf("no %s{step=%q}", name, step)
+		}
+		v, _ := strconv.Atoi(m[1])
+		return v
+	}
+	in := func(step string) int { return metric("eddy_step_records_in_total", step) }
+	out := func(step string) int { return metric("eddy_step_records_out_total", step) }
+	for _, c := range []struct {
+		what        string
+		left, right int
+	}{
+		{"route in = its own out + routed", in("route"), out("route") + in("route.objects") + in("route.numbers")},
+		{"kinds.small in = route.objects out", in("kinds.small"), out("route.objects")},
+		{"kinds.odd in = what kinds.small did not take", in("kinds.odd"), in("kinds.small") - out("kinds.small")},
+		{"kinds.rest in = what kinds.odd did not take", in("kinds.rest"), in("kinds.odd") - out("kinds.odd")},
+		{"tag in = kinds.odd out + route out", in("tag"), out("kinds.odd") + out("route")},
+		{"tag out = tag in", out("tag"), in("tag")},
+	} {
+		if c.left != c.right || c.left == 0 {
+			t.Errorf("metrics: %s: %d, %d", c.what, c.left, c.right)
+		}
 	}
 	st := node.node.Status()
 	var names []string

@@ -131,11 +131,12 @@ type stepMeter struct {
 }
 
 // enter starts metering step s of t, which receives in records, and ends
-// the step before it.
-func (sm *stepMeter) enter(t *task, s, in int) {
+// the step before it, which returned prevOut records (its output: in a
+// chain the same as in, not when steps name their inputs).
+func (sm *stepMeter) enter(t *task, s, in, prevOut int) {
 	now := time.Now()
 	if sm.on {
-		sm.finish(t, in, now)
+		sm.finish(t, prevOut, now)
 	} else {
 		t.n.metrics.batchRecords[t.key.stage].Observe(float64(in))
 	}

@@ -18,8 +18,8 @@ func BenchmarkStepMeter(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var sm stepMeter
-		sm.enter(t, 0, batch)
-		sm.enter(t, 1, batch)
+		sm.enter(t, 0, batch, 0)
+		sm.enter(t, 1, batch, batch)
 		n.metrics.countDropped(1, batch/2)
 		sm.leave(t, batch/2)
 	}

@@ -321,6 +321,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 		graph = newStepOutputs(t.stage, first, cur, src)
 	}
 	for s := first; s < t.stage.To; s++ {
+		prevOut := len(cur) // step s-1's output (with from:, not always step s's input)
 		if graph != nil {
 			if s > first {
 				graph.set(s-1, cur, src)
@@ -331,7 +332,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 				cur, src = graph.input(n.stepIns[s])
 			}
 		}
-		meter.enter(t, s, len(cur))
+		meter.enter(t, s, len(cur), prevOut)
 		switch n.p.Steps[s].Kind {
 		case stepOutput:
 			// A branch without a function, or a named output: what was
@@ -382,6 +383,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 		}
 		t.tap(ctx, b, s, cur, src)
 	}
+	meter.leave(t, len(cur))
 	if graph != nil && t.stage.Out != t.stage.To-1 {
 		// The stage ends with named outputs or branches: its output is
 		// its last step of the pipeline file's, if it has one.
@@ -390,7 +392,6 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 			cur, src = graph.get(t.stage.Out)
 		}
 	}
-	meter.leave(t, len(cur))
 	feeds := n.feedsWindows(t.stage)
 	if feeds || (!t.stage.Last && n.p.Steps[t.stage.To].Kind == StepJoin) {
 		// The next stage's windows need the records' event time; a
