@@ -252,14 +252,16 @@ func (n *Node) graph() Graph {
 			stageOf[s] = i
 		}
 	}
+	fedBy := map[int]string{} // a step whose input another puts in place: that step
+	for _, s := range p.Steps {
+		for _, f := range s.Part.Feeds {
+			fedBy[f] = s.Name
+		}
+	}
 	for i, s := range p.Steps {
 		gs := GraphStep{Name: s.Name, Kind: s.Kind, Stage: stageOf[i], Field: s.Field, State: s.State, To: s.To, From: s.From, Of: s.Part.Of}
-		if s.Part.Fed {
-			for j, f := range p.Steps {
-				if slices.Contains(f.Part.Feeds, i) {
-					gs.From = []string{p.Steps[j].Name}
-				}
-			}
+		if by, ok := fedBy[i]; ok {
+			gs.From = []string{by}
 		}
 		if s.Function != "" {
 			gs.Function = filepath.Base(s.Function)

@@ -106,7 +106,14 @@ func routeRecords(outputs []Output, cur []abi.Record, src []int32, parts [][]abi
 			continue
 		}
 		r := cur[j]
-		r.Headers = slices.Delete(slices.Clone(r.Headers), at, at+1)
+		if at == len(r.Headers)-1 {
+			// Where every SDK's helper puts it: cut it off, no copy.
+			r.Headers = r.Headers[:at:at]
+		} else {
+			// The guest's header slice may be shared (a native function
+			// that returns its input's): take it out of a copy.
+			r.Headers = slices.Delete(slices.Clone(r.Headers), at, at+1)
+		}
 		parts[k], partSrc[k] = append(parts[k], r), append(partSrc[k], src[j])
 	}
 	return keep, keepSrc

@@ -116,10 +116,14 @@ func (p *Pipeline) validateBranches(bad func(field, format string, args ...any))
 	}
 	// A step named like a branch or an output ("route.bids") would make
 	// from: ambiguous.
-	for i, s := range p.Steps {
+	stepAt := map[string]int{}
+	for j, s := range p.Steps {
+		stepAt[s.Name] = j
+	}
+	for _, s := range p.Steps {
 		for _, part := range s.Parts() {
-			if j := slices.IndexFunc(p.Steps, func(o Step) bool { return o.Name == s.Name+"."+part }); j >= 0 {
-				bad(fmt.Sprintf("steps[%d].name", j), "%q is also the name of %s of step %s", p.Steps[j].Name, part, p.Steps[i].Name)
+			if j, ok := stepAt[s.Name+"."+part]; ok {
+				bad(fmt.Sprintf("steps[%d].name", j), "%q is also the name of %s of step %s", p.Steps[j].Name, part, s.Name)
 			}
 		}
 	}
@@ -166,9 +170,8 @@ func (p *Pipeline) expandOutputs() {
 		return
 	}
 	var steps []Step
-	index := map[string]int{} // a file step's name: its (main) step
 	for i, s := range p.Steps {
-		if len(s.From) == 0 && i > 0 && len(steps) > 0 && steps[len(steps)-1].Part.Of != "" {
+		if len(s.From) == 0 && len(steps) > 0 && steps[len(steps)-1].Part.Of != "" {
 			// The previous step of the file has made steps of its
 			// outputs: read its own output (validation refused a step
 			// without from: after a branch step).
@@ -180,10 +183,7 @@ func (p *Pipeline) expandOutputs() {
 				st := Step{Name: s.Name + "." + b.Name, Kind: StepFilter, Function: b.Function, To: b.To,
 					Part: GraphPart{Of: s.Name, Branch: true, Fed: j > 0}}
 				if j == 0 {
-					st.From = s.From
-					if len(st.From) == 0 && i > 0 {
-						st.From = []string{p.Steps[i-1].Name}
-					}
+					st.From = s.From // none: the previous step, as for any step
 				}
 				if b.Function == "" {
 					st.Kind = StepOutput
@@ -194,7 +194,6 @@ func (p *Pipeline) expandOutputs() {
 				steps = append(steps, st)
 			}
 		case len(s.Outputs) > 0:
-			index[s.Name] = len(steps)
 			for j := range s.Outputs {
 				s.Part.Feeds = append(s.Part.Feeds, len(steps)+1+j)
 			}

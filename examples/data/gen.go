@@ -27,18 +27,22 @@ type line struct {
 
 const base = int64(1767225600000) // 2026-01-01T00:00:00Z
 
+// check ends the program on an error, naming it.
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
 func write(name string, lines []line) {
 	f, err := os.Create(filepath.Join("examples", "data", name))
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
+	check(err)
 	enc := json.NewEncoder(f)
 	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			panic(err)
-		}
+		check(enc.Encode(l))
 	}
+	check(f.Close())
 }
 
 func main() {
@@ -46,9 +50,7 @@ func main() {
 	cfg := nexmark.DefaultConfig()
 	cfg.Events, cfg.BaseTime = 300, base
 	g, err := nexmark.NewGenerator(cfg)
-	if err != nil {
-		panic(err)
-	}
+	check(err)
 	var events []line
 	for ev, ok := g.Next(); ok; ev, ok = g.Next() {
 		r := nexmark.Record(ev)
