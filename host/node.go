@@ -950,6 +950,14 @@ func (n *Node) endIdleTransaction(ctx context.Context, _ kgo.TransactionEndTry) 
 func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) error {
 	began := time.Now()
 	if err := n.drainTasks(ctx); err != nil {
+		if errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled) {
+			// Told to stop while the poll loop waits for the work: the
+			// transaction stays open and the stop (shutdown) waits for
+			// the work with a context of its own and commits it, or
+			// aborts it if the stop is not clean. Aborting here would
+			// throw away a transaction that a clean stop can finish.
+			return fmt.Errorf("end transaction: %w", err)
+		}
 		try = kgo.TryAbort
 		if errors.Is(err, context.Canceled) {
 			ctx = context.WithoutCancel(ctx)
