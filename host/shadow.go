@@ -8,7 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/graph"
 	"github.com/eddy-streams/eddy/registry"
+	"github.com/eddy-streams/eddy/runtime"
 )
 
 // A shadow deploy runs a new version of a stateless step beside the live
@@ -140,12 +142,12 @@ func (t *task) refreshShadow(ctx context.Context) {
 		}
 	}
 	n.fnMu.Unlock()
-	if at == t.shadowAt && lf == t.shadowFn {
+	if at == t.exec.ShadowAt && lf == t.shadowFn {
 		return
 	}
 	if t.shadowInst != nil {
 		n.release(ctx, t.shadowFn, t.shadowInst)
-		t.shadowInst, t.shadowFn, t.shadowAt = nil, nil, -1
+		t.shadowInst, t.shadowFn, t.exec.ShadowAt = nil, nil, -1
 	}
 	if lf == nil {
 		return
@@ -155,7 +157,7 @@ func (t *task) refreshShadow(ctx context.Context) {
 		n.log.Error("shadow: cannot instantiate", "step", n.p.Steps[at].Name, "version", lf.version, "error", err)
 		return
 	}
-	t.shadowInst, t.shadowFn, t.shadowAt = inst, lf, at
+	t.shadowInst, t.shadowFn, t.exec.ShadowAt = inst, lf, at
 	t.shadowHeaders = t.shadowHeaders[:0]
 	for s := t.stage.From; s < t.stage.To; s++ {
 		v := t.fns[s]
@@ -173,12 +175,15 @@ func (t *task) refreshShadow(ctx context.Context) {
 func (t *task) runShadow(ctx context.Context, b *batch, cur []abi.Record, src []int32) error {
 	n := t.n
 	var err error
-	cur, src, err = t.processStep(ctx, b, t.shadowAt, t.shadowInst, t.shadowFn, &t.shadowOut, cur, src, false)
+	// A shadow's failures are only counted: the live steps dead-letter.
+	failed := func(int, *runtime.Error) { n.stats.shadowFailed.Add(1) }
+	at := t.exec.ShadowAt
+	cur, src, _, err = t.exec.RunFunction(ctx, at, graph.Func{Instance: t.shadowInst, Name: t.shadowFn.fn.Name()}, &t.shadowOut, cur, src, failed)
 	if err != nil {
 		return err
 	}
-	for s := t.shadowAt + 1; s < t.stage.To; s++ {
-		if cur, src, err = t.processStep(ctx, b, s, t.insts[s], t.fns[s], &t.outs[s], cur, src, false); err != nil {
+	for s := at + 1; s < t.stage.To; s++ {
+		if cur, src, _, err = t.exec.RunFunction(ctx, s, t.exec.Steps[s], t.exec.Output(s), cur, src, failed); err != nil {
 			return err
 		}
 	}
@@ -194,7 +199,7 @@ func (t *task) runShadow(ctx context.Context, b *batch, cur []abi.Record, src []
 			// Counted as a shadow failure, like the others: a diff shows
 			// the record as only in the live output.
 			n.stats.shadowFailed.Add(1)
-			n.log.Warn("shadow output dropped", "step", n.p.Steps[t.shadowAt].Name, "error", why)
+			n.log.Warn("shadow output dropped", "step", n.p.Steps[t.exec.ShadowAt].Name, "error", why)
 			continue
 		}
 		t.produce(ctx, b, r)

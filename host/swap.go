@@ -350,7 +350,7 @@ func (t *task) refresh(ctx context.Context) {
 			tw.agg.setFunc(inst)
 		}
 		n.retire(ctx, t.fns[s], t.insts[s])
-		t.insts[s], t.fns[s] = inst, lf
+		t.setFunction(s, inst, lf)
 	}
 	t.setHeaders()
 	t.refreshShadow(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/graph"
 	"github.com/eddy-streams/eddy/join"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/windowing"
@@ -50,13 +51,18 @@ type task struct {
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
 	joins   []*taskJoin         // per step: a join step's join, else nil
 
+	// exec runs the stage's steps over a batch; ports connect it to the
+	// task and the node for the batch in progress (ports.go).
+	exec  *graph.Executor
+	ports taskPorts
+
 	// prepared are instances of staged versions, created ahead of a swap
 	// by the registry's goroutine (swap.go); guarded by prepMu.
 	prepMu   sync.Mutex
 	prepared map[int]preparedInst
 
-	// The shadow of one of the stage's steps, if any (shadow.go).
-	shadowAt      int // its step, or -1
+	// The shadow of one of the stage's steps, if any (shadow.go); its
+	// step is exec.ShadowAt.
 	shadowFn      *liveFn
 	shadowInst    *runtime.Instance
 	shadowOut     runtime.Output
@@ -74,9 +80,6 @@ type task struct {
 	extract []windowing.Extractor
 	// resultSrcBuf backs the src of a batch's window results (resultSrc).
 	resultSrcBuf []int32
-	// counts is processStep's count of outputs per input of the step it
-	// ran last (-1: failed).
-	counts []int32
 	// progress is, per input topic, the event time sent to the repartition
 	// topic (feedsWindows).
 	progress map[string]progressSent
@@ -116,18 +119,18 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	part := key.part
 	t := &task{
 		n: n, key: key, part: part,
-		outs: make([]runtime.Output, len(n.p.Steps)),
 		in:   make(chan *batch, n.p.Limits.QueueSize),
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
 	}
 	t.counters.watermark.Store(math.MinInt64)
 	t.stage = n.stages[key.stage]
+	t.ports.t = t
+	t.exec = graph.New(n.p, t.stage, graph.Deps{Collector: &t.ports, Operators: &t.ports, Meter: &t.ports})
 	if !n.inProcess { // InProcess hands records over in the order they are sent
 		t.sync = newTimeSync(n.p, t.stage)
 	}
 	topic := strings.Join(t.stage.Inputs, ",") // for errors
-	t.shadowAt = -1
 	if err := t.initTime(); err != nil {
 		return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
 	}
@@ -175,7 +178,7 @@ func (t *task) initStep(ctx context.Context, i int) error {
 		if err != nil {
 			return err
 		}
-		t.insts[i], t.fns[i] = inst, lf
+		t.setFunction(i, inst, lf)
 	}
 	if step.Kind == StepJoin {
 		return t.initJoin(ctx, i)
@@ -306,98 +309,27 @@ func (t *task) process(ctx context.Context, b *batch) error {
 }
 
 // runSteps runs records cur (src: the input record each descends from, -1
-// for a window result) through the stage's steps from first, side being
-// the join side they enter a join step on, and produces the outputs to the
-// stage's output topic; topic is the batch's input topic. InProcess.Flush
-// also runs window results through the steps after their aggregate with it
-// (b nil: its records go to the in-process sink).
+// for a window result) through the stage's steps from first (the task's
+// graph.Executor), side being the join side they enter a join step on, and
+// produces the outputs to the stage's output topic; topic is the batch's
+// input topic. InProcess.Flush also runs window results through the steps
+// after their aggregate with it (b nil: its records go to the in-process
+// sink).
 func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, side join.Side, cur []abi.Record, src []int32) error {
 	n := t.n
-	var shadowIn []abi.Record // the input of the shadowed step, if any
-	var shadowSrc []int32
-	var meter stepMeter    // metrics.go
-	var graph *stepOutputs // steps that name their inputs (stepgraph.go)
-	if n.stepIns != nil {
-		graph = newStepOutputs(t.stage, first, cur, src)
+	t.ports.b, t.ports.meter = b, stepMeter{}
+	defer func() { t.ports.b = nil }()
+	res, err := t.exec.Run(ctx, first, side, cur, src)
+	if err != nil {
+		return err
 	}
-	for s := first; s < t.stage.To; s++ {
-		prevOut := len(cur) // step s-1's output (with from:, not always step s's input)
-		if graph != nil {
-			if s > first {
-				graph.set(s-1, cur, src)
-			}
-			if n.p.Steps[s].Part.Fed {
-				cur, src = graph.fed(s)
-			} else {
-				cur, src = graph.input(n.stepIns[s])
-			}
-		}
-		meter.enter(t, s, len(cur), prevOut)
-		switch n.p.Steps[s].Kind {
-		case stepOutput:
-			// A branch without a function, or a named output: what was
-			// put in place for it goes on.
-			t.tap(ctx, b, s, cur, src)
-			continue
-		case StepJoin:
-			var err error
-			if cur, src, err = t.joinStep(ctx, b, s, side, cur, src); err != nil {
-				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
-			}
-			side = join.Left
-			t.tap(ctx, b, s, cur, src)
-			continue
-		case StepAggregate:
-			var err error
-			if t.timed[s] {
-				if cur, src, err = t.eventTimes(ctx, b, s, cur, src); err != nil {
-					return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
-				}
-			}
-			if cur, err = t.aggregate(ctx, b, s, cur, src); err != nil {
-				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
-			}
-			// Window results descend from no one input record: the steps
-			// after the aggregate dead-letter a failed result itself.
-			src = t.resultSrc(len(cur))
-			t.tap(ctx, b, s, cur, src)
-			continue
-		case StepKeyBy:
-			var err error
-			if cur, src, err = t.keyBy(ctx, b, s, cur, src); err != nil {
-				return fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
-			}
-			t.tap(ctx, b, s, cur, src)
-			continue
-		}
-		if t.shadowAt == s {
-			shadowIn, shadowSrc = cur, src
-		}
-		var err error
-		in, inSrc := cur, src
-		if cur, src, err = t.processStep(ctx, b, s, t.insts[s], t.fns[s], &t.outs[s], cur, src, true); err != nil {
-			return err
-		}
-		if feeds := n.p.Steps[s].Part.Feeds; feeds != nil {
-			cur, src = t.feedParts(ctx, b, s, graph, in, inSrc, cur, src)
-		}
-		t.tap(ctx, b, s, cur, src)
-	}
-	meter.leave(t, len(cur))
-	if graph != nil && t.stage.Out != t.stage.To-1 {
-		// The stage ends with named outputs or branches: its output is
-		// its last step of the pipeline file's, if it has one.
-		cur, src = nil, nil
-		if t.stage.Out >= 0 {
-			cur, src = graph.get(t.stage.Out)
-		}
-	}
+	cur, src = res.Out, res.Src
+	shadowIn, shadowSrc := res.ShadowIn, res.ShadowSrc
 	feeds := n.feedsWindows(t.stage)
 	if feeds || (!t.stage.Last && n.p.Steps[t.stage.To].Kind == StepJoin) {
 		// The next stage's windows need the records' event time; a
 		// join's is their timestamp, which must be in range. A record
 		// without one is dead-lettered here, with its input's offsets.
-		var err error
 		if cur, src, err = t.eventTimes(ctx, b, t.stage.To, cur, src); err != nil {
 			return fmt.Errorf("step %s: %w", n.p.Steps[t.stage.To].Name, err)
 		}
@@ -411,7 +343,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 		extra = append(slices.Clip(t.headers), kgo.RecordHeader{Key: hdrFrom, Value: from})
 	}
 	outs := toKafkaBatch(t.stage.Output, cur, extra)
-	if t.shadowAt >= 0 {
+	if t.exec.ShadowAt >= 0 {
 		for i := range outs {
 			if src[i] >= 0 {
 				outs[i].Headers = appendSource(outs[i].Headers, b.records[src[i]])
@@ -440,56 +372,12 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 	if feeds && maxTime > math.MinInt64 {
 		t.sendProgress(ctx, b, topic, maxTime)
 	}
-	if t.shadowAt >= 0 {
+	if t.exec.ShadowAt >= 0 {
 		if err := t.runShadow(ctx, b, shadowIn, shadowSrc); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// feedParts puts in place the inputs of the steps that step s feeds
-// (Step.Part.Feeds) and returns what stays its own output (cur, src). A
-// branch's filter step feeds the next branch with the records of in that
-// it dropped (neither kept nor failed: processStep's t.counts); a step with
-// named outputs routes its output records (routeRecords), and a record
-// naming an output the step does not have fails the input it descends
-// from, once.
-func (t *task) feedParts(ctx context.Context, b *batch, s int, graph *stepOutputs, in []abi.Record, inSrc []int32,
-	cur []abi.Record, src []int32) ([]abi.Record, []int32) {
-	step := &t.n.p.Steps[s]
-	if step.Part.Branch {
-		var rest []abi.Record
-		var restSrc []int32
-		for j, c := range t.counts[:len(in)] {
-			if c == 0 {
-				rest, restSrc = append(rest, in[j]), append(restSrc, inSrc[j])
-			}
-		}
-		graph.feed(step.Part.Feeds[0], rest, restSrc)
-		return cur, src
-	}
-	parts, partSrc := make([][]abi.Record, len(step.Outputs)), make([][]int32, len(step.Outputs))
-	var failed map[int32]bool
-	keep, keepSrc := routeRecords(step.Outputs, cur, src, parts, partSrc, func(j int, name string) {
-		if src[j] >= 0 {
-			if failed[src[j]] {
-				return
-			}
-			if failed == nil {
-				failed = map[int32]bool{}
-			}
-			failed[src[j]] = true
-		}
-		t.failRecord(ctx, b, s, cur, src, j, &runtime.Error{Function: t.stepFunction(s), Kind: abi.KindProcess,
-			Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: j, Group: -1,
-			Reason: fmt.Sprintf("the record names output %q (header %s), which step %s does not have (its outputs: %s)",
-				abi.TruncateReason(name, 256), abi.HeaderOutput, step.Name, strings.Join(step.Parts(), ", "))})
-	})
-	for k, f := range step.Part.Feeds {
-		graph.feed(f, parts[k], partSrc[k])
-	}
-	return keep, keepSrc
 }
 
 // oversized finds the records of outs larger than their topic accepts and
@@ -553,87 +441,6 @@ func (t *task) stepFunction(s int) string {
 		return lf.fn.Name()
 	}
 	return t.n.p.Steps[s].Name
-}
-
-// processStep runs a map, filter or flat_map step over cur and returns its
-// output records with the input record each descends from. Failed records
-// go to the dead-letter topic when deadLetters is set (the live chain; a
-// shadow's failures are only counted).
-func (t *task) processStep(ctx context.Context, b *batch, s int, inst *runtime.Instance, lf *liveFn, out *runtime.Output,
-	cur []abi.Record, src []int32, deadLetters bool) ([]abi.Record, []int32, error) {
-	n := t.n
-	fail := func(j int, e *runtime.Error) {
-		if deadLetters {
-			t.failRecord(ctx, b, s, cur, src, j, e)
-		} else {
-			n.stats.shadowFailed.Add(1)
-		}
-	}
-	out.Reset()
-	if err := inst.Process(ctx, cur, out); err != nil {
-		return nil, nil, fmt.Errorf("step %s: %w", n.p.Steps[s].Name, err)
-	}
-	// counts[i] is the number of outputs of input i, -1 once it failed;
-	// a branch's filter step reads it after (feedParts).
-	const failedMark = -1
-	counts := slices.Grow(t.counts[:0], len(cur))[:len(cur)]
-	clear(counts)
-	t.counts = counts
-	nfailed := 0
-	for _, e := range out.Failed {
-		if counts[e.Index] != failedMark {
-			counts[e.Index] = failedMark
-			nfailed++
-		}
-		fail(e.Index, e)
-	}
-	for _, f := range out.From {
-		if counts[f] >= 0 {
-			counts[f]++
-		}
-	}
-	kind := n.p.Steps[s].Kind
-	dropped := 0
-	for i, c := range counts {
-		switch {
-		case c == failedMark:
-		case kind == StepFlatMap || kind == StepMap && c == 1 || kind == StepFilter && c <= 1:
-			// The step's cardinality: map exactly one, filter at most one.
-			if c == 0 {
-				dropped++
-			}
-		default:
-			counts[i] = failedMark
-			nfailed++
-			fail(i, &runtime.Error{Function: lf.fn.Name(), Kind: abi.KindProcess,
-				Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: i, Group: -1,
-				Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
-		}
-	}
-	next := out.Records[:0:0]
-	var nsrc []int32
-	if nfailed == 0 {
-		// The usual case: every output goes on.
-		next = out.Records
-		nsrc = make([]int32, len(out.Records))
-		for j, f := range out.From {
-			nsrc[j] = src[f]
-		}
-	} else {
-		nsrc = make([]int32, 0, len(out.Records))
-		for j := range out.Records {
-			f := out.From[j]
-			if counts[f] == failedMark {
-				continue
-			}
-			next = append(next, out.Records[j])
-			nsrc = append(nsrc, src[f])
-		}
-	}
-	if deadLetters {
-		n.metrics.countDropped(s, dropped)
-	}
-	return next, nsrc, nil
 }
 
 // produce sends r, counting it against b until acknowledged.

@@ -1,10 +1,11 @@
-package host
+package graph
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/pipeline"
 )
 
 // TestRouteRecords routes records whose output header is last (cut off in
@@ -21,7 +22,7 @@ func TestRouteRecords(t *testing.T) {
 		{Value: []byte("none"), Headers: []abi.Header{h("d", "4")}},
 	}
 	src := []int32{0, 1, 2, 3, 4}
-	outputs := []Output{{Name: "x"}, {Name: "y"}}
+	outputs := []pipeline.Output{{Name: "x"}, {Name: "y"}}
 	parts, partSrc := make([][]abi.Record, 2), make([][]int32, 2)
 	var bad []string
 	keep, keepSrc := routeRecords(outputs, cur, src, parts, partSrc, func(j int, name string) {

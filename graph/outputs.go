@@ -1,9 +1,10 @@
-package host
+package graph
 
 import (
 	"slices"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/pipeline"
 )
 
 // stepOutputs holds the outputs of a stage's steps over one batch when its
@@ -27,7 +28,7 @@ type stepOutputs struct {
 // (src: the input record each descends from): the stage's input when first
 // is the stage's first step, else the output of step first-1 (a join's
 // other input enters at the join, window results after their aggregate).
-func newStepOutputs(st Stage, first int, cur []abi.Record, src []int32) *stepOutputs {
+func newStepOutputs(st pipeline.Stage, first int, cur []abi.Record, src []int32) *stepOutputs {
 	o := &stepOutputs{from: st.From, outs: make([][]abi.Record, st.To-st.From), srcs: make([][]int32, st.To-st.From)}
 	if first == st.From {
 		o.stageIn, o.inSrc = cur, src
@@ -90,7 +91,7 @@ func (o *stepOutputs) input(ins []int) ([]abi.Record, []int32) {
 // output's step (without the header), the others stay. It returns the
 // records that stay and, per output, the records routed there; a record
 // naming no output of the step fails its input record (bad).
-func routeRecords(outputs []Output, cur []abi.Record, src []int32, parts [][]abi.Record, partSrc [][]int32,
+func routeRecords(outputs []pipeline.Output, cur []abi.Record, src []int32, parts [][]abi.Record, partSrc [][]int32,
 	bad func(j int, name string)) ([]abi.Record, []int32) {
 	keep := cur[:0]
 	keepSrc := src[:0]
@@ -100,7 +101,7 @@ func routeRecords(outputs []Output, cur []abi.Record, src []int32, parts [][]abi
 			keep, keepSrc = append(keep, cur[j]), append(keepSrc, src[j])
 			continue
 		}
-		k := slices.IndexFunc(outputs, func(o Output) bool { return o.Name == name })
+		k := slices.IndexFunc(outputs, func(o pipeline.Output) bool { return o.Name == name })
 		if k < 0 {
 			bad(j, name)
 			continue
