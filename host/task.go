@@ -386,7 +386,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 // dead-lettered, once, as failed at step s (the stage's last step, or the
 // step whose output a tap writes). Its other
 // outputs that fit are produced, as when a later step fails on one of the
-// records an input made (processStep). Window results and what later steps
+// records an input made (graph.Executor.RunFunction). Window results and what later steps
 // made of them (src[i] < 0) come from no one record: each that does not fit
 // is dead-lettered itself.
 func (t *task) oversized(ctx context.Context, b *batch, s int, outs []kgo.Record, src []int32) []bool {
@@ -542,7 +542,7 @@ func (t *task) failRecord(ctx context.Context, b *batch, s int, cur []abi.Record
 
 // resultSrc is the src of n window results: -1 each (see failRecord). It
 // reuses the task's buffer: a batch's results are its only ones until the
-// batch is done (processStep and keyBy make new src slices).
+// batch is done (RunFunction and keyBy make new src slices).
 func (t *task) resultSrc(n int) []int32 {
 	src := slices.Grow(t.resultSrcBuf[:0], n)[:n]
 	for i := range src {
