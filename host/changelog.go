@@ -82,19 +82,17 @@ type taskStore struct {
 // store is then wiped and rebuilt from the changelog alone, which is the
 // durable copy; the node says so (rebuildStore).
 func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
-	_, err := n.restoreTo(ctx, ts, part, -1)
+	_, err := n.drv.restoreTo(ctx, ts, part, -1)
 	return err
 }
 
-// restoreTo is restore up to offset upTo of the log (upTo < 0: its end). A
+// restoreFromLog is restore up to offset upTo of the log (upTo < 0: its end), the
+// Kafka driver's restoreTo. A
 // checkpoint past upTo means the store holds records the caller does not
 // want it to have (a table's store ahead of its group's committed offset):
 // the store is wiped and rebuilt up to upTo (rebuildAhead). It returns the
 // offset the store reached: where the log's consumption goes on.
-func (n *Node) restoreTo(ctx context.Context, ts *taskStore, part int32, upTo int64) (int64, error) {
-	if n.inProcess {
-		return 0, nil // stores start empty
-	}
+func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, upTo int64) (int64, error) {
 	cp, cpID, err := ts.st.CheckpointOf()
 	corrupt := errors.Is(err, state.ErrBadCheckpoint)
 	if err != nil && !corrupt {

@@ -65,9 +65,8 @@ func NewInProcess(ctx context.Context, p *Pipeline, cfg NodeConfig, partitions i
 	}
 	n.runCtx = ctx
 	n.parts = partitions
-	n.inProcess = true
 	ip := &InProcess{n: n, tasks: map[taskKey]*task{}, offsets: map[topicPartition]int64{}}
-	n.sink = ip.route
+	n.drv = ip
 	if n.stateful() {
 		if cfg.DataDir == "" {
 			n.closeFunctions(ctx)
@@ -211,6 +210,18 @@ func (ip *InProcess) drain(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// InProcess is its node's driver: what the tasks produce is routed at
+// once, nothing waits for an acknowledgement, and stores start empty.
+var _ driver = (*InProcess)(nil)
+
+func (ip *InProcess) send(_ context.Context, _ *task, _ *batch, r *kgo.Record) { ip.route(r) }
+func (ip *InProcess) settled(*task, *batch)                                    {}
+func (ip *InProcess) syncsTime() bool                                          { return false }
+
+func (ip *InProcess) restoreTo(context.Context, *taskStore, int32, int64) (int64, error) {
+	return 0, nil // stores start empty
 }
 
 // route takes a record a task produces.

@@ -161,12 +161,11 @@ type Node struct {
 	globalsDone             sync.WaitGroup
 	pauses                  swapPauses
 	retired                 chan retiredInst // instances replaced at swaps, closed by closeRetired
-	// inProcess marks a node run by InProcess: no Kafka, stores start
-	// empty, and sink receives what tasks produce.
-	inProcess bool
+	// drv runs the tasks and takes what they make (driver.go): the node
+	// itself, or InProcess.
+	drv driver
 	// checkpointing: stateful steps under at_least_once (checkpoint.go).
 	checkpointing bool
-	sink          func(*kgo.Record)
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
@@ -271,6 +270,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	}
 	n := &Node{p: p, cfg: cfg, log: cfg.Logger.With("pipeline", p.Name, "node", cfg.NodeID), fatal: make(chan error, 1),
 		room: make(chan struct{}, 1), checkpointing: checkpoints(p)}
+	n.drv = kafkaDriver{n}
 	n.mu.tasks = map[string]map[int32]*task{}
 	n.mu.groups = map[taskKey]*task{}
 	n.regReady = make(chan struct{})

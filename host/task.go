@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -127,7 +125,7 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	t.stage = n.stages[key.stage]
 	t.ports.t = t
 	t.exec = graph.New(n.p, t.stage, graph.Deps{Collector: &t.ports, Operators: &t.ports, Meter: &t.ports})
-	if !n.inProcess { // InProcess hands records over in the order they are sent
+	if n.drv.syncsTime() {
 		t.sync = newTimeSync(n.p, t.stage)
 	}
 	topic := strings.Join(t.stage.Inputs, ",") // for errors
@@ -445,28 +443,7 @@ func (t *task) stepFunction(s int) string {
 
 // produce sends r, counting it against b until acknowledged.
 func (t *task) produce(ctx context.Context, b *batch, r *kgo.Record) {
-	if t.n.sink != nil {
-		t.n.sink(r)
-		return
-	}
-	t.mu.Lock()
-	b.pending++
-	t.mu.Unlock()
-	t.n.client().Produce(ctx, r, func(_ *kgo.Record, err error) {
-		if errors.Is(err, kerr.MessageTooLarge) {
-			// Every record is measured against its topic's limit before it
-			// is produced (outsize.go): the broker's limit is lower than the
-			// one read at start. A restarted node reads it again and
-			// dead-letters the record instead.
-			err = fmt.Errorf("%w: the broker's limit for the topic is below the %d bytes the node read at start "+
-				"(max.message.bytes changed?); a restarted node reads it again", err, t.n.recordLimit(r.Topic))
-		}
-		if err != nil {
-			t.n.fail(fmt.Errorf("produce to %s: %w", r.Topic, err))
-			return
-		}
-		t.settle(b)
-	})
+	t.n.drv.send(ctx, t, b, r)
 }
 
 // settle takes one from b.pending; when batches at the head of the
@@ -480,14 +457,7 @@ func (t *task) settle(b *batch) {
 	for len(t.mu.inflight) > 0 && t.mu.inflight[0].pending == 0 {
 		head := t.mu.inflight[0]
 		t.mu.inflight = t.mu.inflight[1:]
-		switch {
-		case t.n.p.Delivery != AtLeastOnce || t.n.inProcess:
-		case t.n.checkpointing:
-			// Marked once the state it changed is checkpointed.
-			t.mu.processed = append(t.mu.processed, head.last)
-		default:
-			t.n.client().MarkCommitRecords(head.last)
-		}
+		t.n.drv.settled(t, head)
 	}
 }
 

@@ -600,7 +600,7 @@ func (n *Node) startInputs(ctx context.Context, offsets map[string]map[int32]kgo
 		switch {
 		case in.q.table:
 			ts := in.t.stores[in.t.stage.Sides[topic]]
-			reached, err := n.restoreTo(ctx, ts, part, max(at, 0))
+			reached, err := n.drv.restoreTo(ctx, ts, part, max(at, 0))
 			if err != nil {
 				return fmt.Errorf("restore table %s[%d]: %w", topic, part, err)
 			}
