@@ -429,6 +429,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 	if n.cfg.Static {
 		opts = append(opts, kgo.InstanceID(n.cfg.NodeID))
 	}
+	opts = append(opts, kgo.WithLogger(kgoLogger{n.log}))
 	if slices.ContainsFunc(n.stages, func(st Stage) bool { return newTimeSync(p, st) != nil }) {
 		opts = append(opts, kgo.WithHooks(&fetchStamp{listings: &n.listings}))
 	}

@@ -236,7 +236,11 @@ batch_size: 250
 // test's stderr, without an admin API.
 func nodeProc(t *testing.T, bin, cache, pipe, broker, dataDir string, m membership) *exec.Cmd {
 	t.Helper()
-	args := []string{"--cache-dir", cache, "--log-level", "warn", "run", pipe, "--brokers", broker,
+	lvl := "warn"
+	if l := os.Getenv("EDDY_CRASH_LOG_LEVEL"); l != "" {
+		lvl = l
+	}
+	args := []string{"--cache-dir", cache, "--log-level", lvl, "run", pipe, "--brokers", broker,
 		"--data-dir", dataDir, "--admin-addr", "off"}
 	cmd := exec.Command(bin, append(args, m.args...)...)
 	cmd.Stderr = os.Stderr

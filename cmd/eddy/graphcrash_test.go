@@ -32,16 +32,20 @@ import (
 // must equal references computed from the input: every payment, count and
 // hot auction exactly once.
 //
-// Against Apache Kafka only (make test-kafka): on the embedded broker a
-// repartition followed by an aggregate counts some records twice after
-// SIGKILLs (2 of 3 runs, in one partition, for a run of seconds — as if the
-// killed node's aborted repartition records were read back as committed),
-// where Apache Kafka 4.4 gave exact results in 5 of 5 runs. The cause is
-// not found yet: docs/kafka.md, "Open: double counts after a repartition on
-// the embedded broker".
+// Against Apache Kafka only (make test-kafka): on the embedded broker it
+// fails in about half the runs, with some windows of the first aggregate
+// counted too high or with window results that stop coming after the last
+// restart, where Apache Kafka 4.4 gave exact results in every run so far.
+// The cause is not found yet: docs/kafka.md, "Open: double counts and
+// stalls after a repartition on the embedded broker".
+// EDDY_CRASH_GRAPH_EMBEDDED=1 runs it on the embedded broker anyway;
+// EDDY_CRASH_LOG_LEVEL=info (or debug) shows the nodes' logs. On a wrong
+// count it logs where the records came from (the repartition topic's
+// duplicates, and the transactions of the changelog and repartition
+// topics as runs of each producer epoch and their markers).
 func TestCrashGraphExactlyOnce(t *testing.T) {
-	if !testkafka.Real() {
-		t.Skip("Apache Kafka only (EDDY_TEST_KAFKA; make test-kafka): the embedded broker double counts after a repartition under SIGKILL, see docs/kafka.md")
+	if !testkafka.Real() && os.Getenv("EDDY_CRASH_GRAPH_EMBEDDED") == "" {
+		t.Skip("Apache Kafka only (EDDY_TEST_KAFKA; make test-kafka): on the embedded broker it double counts or stalls after a repartition under SIGKILL, see docs/kafka.md (EDDY_CRASH_GRAPH_EMBEDDED=1 runs it anyway)")
 	}
 	forMemberships(t, crashGraph, membership{name: staticMember.name, args: staticMember.args, kills: 5})
 }
@@ -147,7 +151,7 @@ batch_size: 200
 
 	gotCounts := map[win]int{}
 	bad := 0
-	host.Consume(context.Background(), brokers, "counts", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
+	host.Consume(context.Background(), brokers, "counts", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, meta host.Meta) error {
 		var v struct{ Count int64 }
 		json.Unmarshal(r.Value, &v)
 		var start int64
@@ -161,8 +165,8 @@ batch_size: 200
 		gotCounts[w]++
 		if counts[w] != v.Count {
 			bad++
-			if bad <= 3 {
-				t.Errorf("counts: auction %d in second %d: %d, want %d", a, w.sec, v.Count, counts[w])
+			if bad <= 3 || bad%40 == 0 {
+				t.Errorf("counts: auction %d in second %d: %d, want %d (counts p%d@%d)", a, w.sec, v.Count, counts[w], meta.Partition, meta.Offset)
 			}
 		}
 		return nil
@@ -216,10 +220,97 @@ batch_size: 200
 			}
 		}
 	}
+	if bad+dups > 0 {
+		// Where the double counts come from: the same bid twice in the
+		// repartition topic (stage 0 wrote it in two committed
+		// transactions), or once (the count stage read it twice).
+		seen := map[string][]string{}
+		host.Consume(context.Background(), brokers, "gcrash-by-auction-repartition", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, m host.Meta) error {
+			if r.Value == nil {
+				return nil
+			}
+			from := ""
+			for _, h := range r.Headers {
+				if h.Key == "eddy.repartition.from" {
+					from = string(h.Value)
+				}
+			}
+			seen[string(r.Value)] = append(seen[string(r.Value)], fmt.Sprintf("p%d@%d from %s", m.Partition, m.Offset, from))
+			return nil
+		})
+		twice := 0
+		for v, at := range seen {
+			if len(at) > 1 {
+				twice++
+				if twice <= 5 {
+					t.Logf("repartition: %s at %v", v, at)
+				}
+			}
+		}
+		t.Logf("repartition topic: %d distinct records, %d of them more than once", len(seen), twice)
+		txnTimeline(t, brokers, "gcrash-count-changelog")
+		txnTimeline(t, brokers, "counts")
+		txnTimeline(t, brokers, "gcrash-by-auction-repartition")
+	}
 	if bad+dups+missing+extra+wrongLarge > 0 || len(gotCounts) != len(counts) || len(gotLarge) != len(large) {
 		t.Fatalf("counts: %d of %d windows, %d wrong, %d not exactly once; hot auctions: %d of %d not exactly once, %d not in the reference; "+
 			"payments: %d of %d not exactly once, %d in all",
 			len(gotCounts), len(counts), bad, dups, missing, len(hot), extra, wrongLarge, len(large), len(gotLarge))
 	}
 	t.Logf("%d payments, %d counts and %d hot auctions, each once", len(large), len(counts), len(hot))
+}
+
+// txnTimeline logs, per partition of topic, the runs of records of each
+// producer epoch and the transaction markers between them (diagnostics).
+func txnTimeline(t *testing.T, brokers []string, topic string) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	type run struct {
+		pid         int64
+		epoch       int16
+		ctrl        bool
+		first, last int64
+		n           int
+		key         string
+	}
+	runs := map[int32][]*run{}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			ctrl := r.Attrs.IsControl()
+			rs := runs[r.Partition]
+			if len(rs) > 0 {
+				l := rs[len(rs)-1]
+				if l.pid == r.ProducerID && l.epoch == r.ProducerEpoch && !ctrl && !l.ctrl {
+					l.last, l.n = r.Offset, l.n+1
+					return
+				}
+			}
+			k := ""
+			if ctrl && len(r.Key) >= 4 {
+				k = map[byte]string{0: "ABORT", 1: "COMMIT"}[r.Key[3]]
+			}
+			runs[r.Partition] = append(rs, &run{pid: r.ProducerID, epoch: r.ProducerEpoch, ctrl: ctrl, first: r.Offset, last: r.Offset, n: 1, key: k})
+		})
+	}
+	for p, rs := range runs {
+		line := ""
+		for _, r := range rs {
+			if r.ctrl {
+				line += fmt.Sprintf(" %s(%d/%d)@%d", r.key, r.pid%1000, r.epoch, r.first)
+			} else {
+				line += fmt.Sprintf(" [%d/%d %d-%d]", r.pid%1000, r.epoch, r.first, r.last)
+			}
+		}
+		t.Logf("%s p%d:%s", topic, p, line)
+	}
 }

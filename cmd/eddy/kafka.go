@@ -58,6 +58,7 @@ Stop it with Ctrl-C.`,
 			if err := checkPartitions(cfg.Partitions); err != nil {
 				return err
 			}
+			cfg.Logger = c.logger
 			b, err := embedded.Start(cfg)
 			if err != nil {
 				return err

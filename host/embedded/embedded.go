@@ -4,7 +4,9 @@
 package embedded
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 
@@ -25,6 +27,25 @@ type Config struct {
 	Partitions int
 	// Topics are created at start with Partitions partitions.
 	Topics []string
+	// Logger receives the broker's warnings and errors (for example a
+	// transaction it aborted because its producer went silent past the
+	// transaction timeout); nil discards them.
+	Logger *slog.Logger
+}
+
+// kfakeLogger passes kfake's warnings and errors to a logger.
+type kfakeLogger struct{ log *slog.Logger }
+
+func (l kfakeLogger) Logf(level kfake.LogLevel, msg string, args ...any) {
+	lv := slog.LevelWarn
+	switch level {
+	case kfake.LogLevelError:
+		lv = slog.LevelError
+	case kfake.LogLevelWarn:
+	default:
+		return
+	}
+	l.log.Log(context.Background(), lv, "broker: "+fmt.Sprintf(msg, args...))
 }
 
 // Broker is a running embedded broker.
@@ -65,6 +86,9 @@ func Start(cfg Config) (*Broker, error) {
 	}
 	if len(cfg.Topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(cfg.Partitions), cfg.Topics...))
+	}
+	if cfg.Logger != nil {
+		opts = append(opts, kfake.WithLogger(kfakeLogger{cfg.Logger}))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
