@@ -96,8 +96,15 @@ type Executor struct {
 
 // New makes the executor of stage st of p.
 func New(p *pipeline.Pipeline, st pipeline.Stage, deps Deps) *Executor {
-	return &Executor{steps: p.Steps, stage: st, ins: p.StepInputs(), deps: deps,
+	e := &Executor{steps: p.Steps, stage: st, deps: deps,
 		Steps: make([]Func, len(p.Steps)), ShadowAt: -1, outs: make([]runtime.Output, len(p.Steps))}
+	if slices.ContainsFunc(p.Steps, func(s pipeline.Step) bool { return len(s.From) > 0 || s.Part.Of != "" }) {
+		// Steps name their inputs, or branches and named outputs feed
+		// steps: each batch keeps its steps' outputs. A chain needs
+		// none of it.
+		e.ins = p.StepInputs()
+	}
+	return e
 }
 
 // Output is step s's reusable output buffer (a shadow of a later step
@@ -157,9 +164,8 @@ func (e *Executor) Run(ctx context.Context, first int, side join.Side, cur []abi
 				res.ShadowIn, res.ShadowSrc = cur, src
 			}
 			in, inSrc := cur, src
-			fail := func(j int, err *runtime.Error) { e.deps.Collector.Fail(ctx, s, in, inSrc, j, err) }
 			var dropped int
-			if cur, src, dropped, err = e.RunFunction(ctx, s, e.Steps[s], &e.outs[s], in, inSrc, fail); err != nil {
+			if cur, src, dropped, _, err = e.RunFunction(ctx, s, e.Steps[s], &e.outs[s], in, inSrc, true); err != nil {
 				return res, err
 			}
 			m.Dropped(s, dropped)
@@ -187,14 +193,21 @@ func (e *Executor) Run(ctx context.Context, first int, side join.Side, cur []abi
 
 // RunFunction runs fn, step s's function (a map, filter or flat_map), over
 // cur into out and returns its output records with the input record each
-// descends from, and how many inputs it filtered out. A record the function
-// failed on, or for which it returned more records than the step's kind
-// allows, is reported to fail; its other outputs are left out.
+// descends from, how many inputs it filtered out and how many failed. A
+// record the function failed on, or for which it returned more records than
+// the step's kind allows, fails: its outputs are left out, and it is
+// reported to the Collector when report is set (a shadow version's
+// failures are only counted).
 func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime.Output, cur []abi.Record, src []int32,
-	fail func(j int, err *runtime.Error)) ([]abi.Record, []int32, int, error) {
+	report bool) (next []abi.Record, nsrc []int32, dropped, nfailed int, err error) {
 	out.Reset()
 	if err := fn.Instance.Process(ctx, cur, out); err != nil {
-		return nil, nil, 0, fmt.Errorf("step %s: %w", e.steps[s].Name, err)
+		return nil, nil, 0, 0, fmt.Errorf("step %s: %w", e.steps[s].Name, err)
+	}
+	fail := func(j int, err *runtime.Error) {
+		if report {
+			e.deps.Collector.Fail(ctx, s, cur, src, j, err)
+		}
 	}
 	// counts[i] is the number of outputs of input i, -1 once it failed;
 	// a branch's filter step reads it after (feedParts).
@@ -202,7 +215,6 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 	counts := slices.Grow(e.counts[:0], len(cur))[:len(cur)]
 	clear(counts)
 	e.counts = counts
-	nfailed := 0
 	for _, f := range out.Failed {
 		if counts[f.Index] != failedMark {
 			counts[f.Index] = failedMark
@@ -216,7 +228,6 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 		}
 	}
 	kind := e.steps[s].Kind
-	dropped := 0
 	for i, c := range counts {
 		switch {
 		case c == failedMark:
@@ -233,8 +244,7 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 				Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
 		}
 	}
-	next := out.Records[:0:0]
-	var nsrc []int32
+	next = out.Records[:0:0]
 	if nfailed == 0 {
 		// The usual case: every output goes on.
 		next = out.Records
@@ -253,7 +263,7 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 			nsrc = append(nsrc, src[f])
 		}
 	}
-	return next, nsrc, dropped, nil
+	return next, nsrc, dropped, nfailed, nil
 }
 
 // feedParts puts in place the inputs of the steps that step s feeds

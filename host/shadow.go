@@ -10,7 +10,6 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/graph"
 	"github.com/eddy-streams/eddy/registry"
-	"github.com/eddy-streams/eddy/runtime"
 )
 
 // A shadow deploy runs a new version of a stateless step beside the live
@@ -176,16 +175,18 @@ func (t *task) runShadow(ctx context.Context, b *batch, cur []abi.Record, src []
 	n := t.n
 	var err error
 	// A shadow's failures are only counted: the live steps dead-letter.
-	failed := func(int, *runtime.Error) { n.stats.shadowFailed.Add(1) }
 	at := t.exec.ShadowAt
-	cur, src, _, err = t.exec.RunFunction(ctx, at, graph.Func{Instance: t.shadowInst, Name: t.shadowFn.fn.Name()}, &t.shadowOut, cur, src, failed)
+	var failed int
+	cur, src, _, failed, err = t.exec.RunFunction(ctx, at, graph.Func{Instance: t.shadowInst, Name: t.shadowFn.fn.Name()}, &t.shadowOut, cur, src, false)
 	if err != nil {
 		return err
 	}
+	n.stats.shadowFailed.Add(int64(failed))
 	for s := at + 1; s < t.stage.To; s++ {
-		if cur, src, _, err = t.exec.RunFunction(ctx, s, t.exec.Steps[s], t.exec.Output(s), cur, src, failed); err != nil {
+		if cur, src, _, failed, err = t.exec.RunFunction(ctx, s, t.exec.Steps[s], t.exec.Output(s), cur, src, false); err != nil {
 			return err
 		}
+		n.stats.shadowFailed.Add(int64(failed))
 	}
 	topic := ShadowTopic(n.p.Sink.Topic)
 	produced, now := 0, time.Now()
