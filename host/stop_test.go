@@ -36,23 +36,12 @@ func TestCleanStopIsBounded(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
 	// Heartbeats share the connection of the hanging commits: a long
 	// session keeps the partitions (and their offsets to commit) assigned,
 	// and a static member does not send a LeaveGroup behind them.
-	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: []string{b.Addr()}, NodeID: "s", Engine: eng,
-		Logger: testLogger(t), StopTimeout: 500 * time.Millisecond, Static: true, SessionTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	n, cancel, done := runNode(t, b.Addr(), p,
+		host.NodeConfig{StopTimeout: 500 * time.Millisecond, Static: true, SessionTimeout: time.Minute})
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
 	produceN(t, b, "in", 0, 500)
 	consumeAll(t, b, "out", 500, 300*time.Millisecond)
 
@@ -63,7 +52,7 @@ func TestCleanStopIsBounded(t *testing.T) {
 	await.Until(t, 10*time.Millisecond, func() bool { return n.Stats().In >= 1000 },
 		func() string { return fmt.Sprintf("the node took %d of 1000 records", n.Stats().In) })
 	cancel()
-	err = await.Receive(t, done, func() string { return "Run did not return; the node was " + n.Stage() })
+	err := await.Receive(t, done, func() string { return "Run did not return; the node was " + n.Stage() })
 	if !errors.Is(err, host.ErrStopTimeout) || !strings.Contains(err.Error(), "committing the processed offsets") {
 		t.Fatalf("Run returned %v, want ErrStopTimeout naming the last commit", err)
 	}
@@ -95,20 +84,8 @@ func TestStopDuringCommitFinishesTheTransaction(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
-	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: []string{b.Addr()}, NodeID: "s", Engine: eng,
-		Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	n, cancel, done := runNode(t, b.Addr(), p, host.NodeConfig{})
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
 	produceN(t, b, "in", 0, 200)
 	consumeAll(t, b, "out", 200, 300*time.Millisecond)
 
@@ -142,4 +119,25 @@ func TestStopDuringCommitFinishesTheTransaction(t *testing.T) {
 			t.Errorf("%s in the output %d times", v, seen[v])
 		}
 	}
+}
+
+// runNode runs a node "s" of p against broker with cfg (its broker, id,
+// engine and logger filled in) until cancel; done receives what Run
+// returned.
+func runNode(t *testing.T, broker string, p *host.Pipeline, cfg host.NodeConfig) (*host.Node, context.CancelFunc, chan error) {
+	t.Helper()
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	cfg.Brokers, cfg.NodeID, cfg.Engine, cfg.Logger = []string{broker}, "s", eng, testLogger(t)
+	n, err := host.NewNode(context.Background(), p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	return n, cancel, done
 }
