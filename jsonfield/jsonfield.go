@@ -49,7 +49,7 @@ func (p Path) String() string { return strings.Join(p, ".") }
 func (p Path) Find(doc []byte) ([]byte, error) {
 	v := doc
 	for i, name := range p {
-		v = bytes.TrimSpace(v)
+		v = trimSpace(v)
 		if len(v) == 0 || v[0] != '{' {
 			where := "the value"
 			if i > 0 {
@@ -71,7 +71,7 @@ func (p Path) Find(doc []byte) ([]byte, error) {
 		}
 		v = m
 	}
-	return bytes.TrimSpace(v), nil
+	return trimSpace(v), nil
 }
 
 // String returns the Go string of a raw JSON string value.
@@ -134,6 +134,17 @@ func matches(raw []byte, name string) bool {
 	}
 	s, err := String(raw)
 	return err == nil && s == name
+}
+
+// trimSpace cuts JSON's white space (space, tab, line feed, carriage
+// return) from both ends of b; bytes.TrimSpace would cut more (a vertical
+// tab, a form feed, Unicode spaces), which JSON does not allow.
+func trimSpace(b []byte) []byte {
+	b = b[ws(b, 0):]
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func ws(b []byte, i int) int {
