@@ -98,10 +98,8 @@ type Executor struct {
 func New(p *pipeline.Pipeline, st pipeline.Stage, deps Deps) *Executor {
 	e := &Executor{steps: p.Steps, stage: st, deps: deps,
 		Steps: make([]Func, len(p.Steps)), ShadowAt: -1, outs: make([]runtime.Output, len(p.Steps))}
-	if slices.ContainsFunc(p.Steps, func(s pipeline.Step) bool { return len(s.From) > 0 || s.Part.Of != "" }) {
-		// Steps name their inputs, or branches and named outputs feed
-		// steps: each batch keeps its steps' outputs. A chain needs
-		// none of it.
+	if !p.Chain() {
+		// Each batch keeps its steps' outputs; a chain needs none of it.
 		e.ins = p.StepInputs()
 	}
 	return e
@@ -300,7 +298,7 @@ func (e *Executor) feedParts(ctx context.Context, s int, graph *stepOutputs, in 
 			failed[src[j]] = true
 		}
 		name = abi.TruncateReason(name, 256)
-		e.deps.Collector.Fail(ctx, s, cur, src, j, &runtime.Error{Function: e.function(s), Kind: abi.KindProcess,
+		e.deps.Collector.Fail(ctx, s, cur, src, j, &runtime.Error{Function: e.Function(s), Kind: abi.KindProcess,
 			Cause: runtime.CauseGuest, Code: abi.CodeRejected, Index: j, Group: -1,
 			Reason: fmt.Sprintf("the record names output %q (header %s), which step %s does not have (its outputs: %s)",
 				name, abi.HeaderOutput, step.Name, strings.Join(step.Parts(), ", "))})
@@ -311,9 +309,9 @@ func (e *Executor) feedParts(ctx context.Context, s int, graph *stepOutputs, in 
 	return keep, keepSrc
 }
 
-// function names step s's function for errors (the step's name when it
+// Function names step s's function for errors (the step's name when it
 // runs none).
-func (e *Executor) function(s int) string {
+func (e *Executor) Function(s int) string {
 	if name := e.Steps[s].Name; name != "" {
 		return name
 	}

@@ -28,7 +28,7 @@ func (t *task) newTaskWindows(_ context.Context, s int, ts *taskStore) (*taskWin
 	}
 	sk := t.n.skipper(s, ts.topic, t.part)
 	defer sk.done()
-	agg, err := newAggregator(cfg, ts.st, t.insts[s], t.fns[s].fn.Name(), t.part, func(k []byte, err error) { sk.bad(k, err) })
+	agg, err := newAggregator(cfg, ts.st, t.inst(s), t.fns[s].fn.Name(), t.part, func(k []byte, err error) { sk.bad(k, err) })
 	if err != nil {
 		return nil, err
 	}

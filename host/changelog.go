@@ -86,10 +86,9 @@ func (n *Node) restore(ctx context.Context, ts *taskStore, part int32) error {
 	return err
 }
 
-// restoreFromLog is restore up to offset upTo of the log (upTo < 0: its end), the
-// Kafka driver's restoreTo. A
-// checkpoint past upTo means the store holds records the caller does not
-// want it to have (a table's store ahead of its group's committed offset):
+// restoreFromLog, the Kafka driver's restoreTo, is restore up to offset upTo
+// of the log (upTo < 0: its end). A checkpoint past upTo means the store
+// holds records the caller does not want it to have (a table's store ahead of its group's committed offset):
 // the store is wiped and rebuilt up to upTo (rebuildAhead). It returns the
 // offset the store reached: where the log's consumption goes on.
 func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, upTo int64) (int64, error) {

@@ -380,7 +380,7 @@ func (t *task) joined(ctx context.Context, b *batch, s int, tj *taskJoin) ([]abi
 	pairs := tj.out.Pairs
 	next := make([]abi.Record, 0, len(pairs))
 	nsrc := make([]int32, 0, len(pairs))
-	inst := t.insts[s]
+	inst := t.inst(s)
 	if inst == nil {
 		for i, p := range pairs {
 			next = append(next, abi.Record{Key: p.Key, Value: nest(p.Left, p.Right), Timestamp: p.Time})

@@ -94,7 +94,7 @@ func (t *task) keyBy(ctx context.Context, b *batch, s int, cur []abi.Record, src
 		}
 		return next, nsrc, nil
 	}
-	res, err := t.insts[s].Key(ctx, cur, t.results[:0])
+	res, err := t.inst(s).Key(ctx, cur, t.results[:0])
 	t.results = res
 	if err != nil {
 		return nil, nil, err

@@ -142,7 +142,7 @@ func (sm *stepMeter) enter(t *task, s, in, prevOut int) {
 	}
 	sm.on, sm.step, sm.start = true, s, now
 	t.n.metrics.steps[s].in.Add(int64(in))
-	if inst := t.insts[s]; inst != nil {
+	if inst := t.inst(s); inst != nil {
 		sm.rebuilds = inst.Rebuilds()
 	}
 }
@@ -158,7 +158,7 @@ func (sm *stepMeter) finish(t *task, out int, now time.Time) {
 	m := &t.n.metrics.steps[sm.step]
 	m.out.Add(int64(out))
 	m.seconds.Observe(now.Sub(sm.start).Seconds())
-	if inst := t.insts[sm.step]; inst != nil {
+	if inst := t.inst(sm.step); inst != nil {
 		if d := inst.Rebuilds() - sm.rebuilds; d > 0 {
 			m.rebuilds.Add(int64(d))
 		}

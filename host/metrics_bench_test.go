@@ -3,7 +3,7 @@ package host
 import (
 	"testing"
 
-	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/graph"
 )
 
 // BenchmarkStepMeter measures what metrics add to a task's batch: a stage
@@ -14,7 +14,7 @@ func BenchmarkStepMeter(b *testing.B) {
 	p := &Pipeline{Name: "bench", Steps: []Step{{Name: "m", Kind: StepMap}, {Name: "f", Kind: StepFilter}}}
 	n := &Node{p: p, stages: []Stage{{From: 0, To: 2, Last: true}}}
 	n.metrics = newMetrics(n)
-	t := &task{n: n, insts: make([]*runtime.Instance, len(p.Steps))}
+	t := &task{n: n, exec: graph.New(p, n.stages[0], graph.Deps{})}
 	b.ReportAllocs()
 	for b.Loop() {
 		var sm stepMeter

@@ -169,9 +169,6 @@ type Node struct {
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
-	// stepIns are the steps' inputs (Pipeline.StepInputs) when some step
-	// names them with from:; nil when the steps form a chain.
-	stepIns [][]int
 	parts   int32 // partitions of the repartition and changelog topics
 	// topicMax is the max.message.bytes of the topics the node writes, as
 	// read at start (outsize.go); set before the client, then read-only.
@@ -278,9 +275,6 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
-	if slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 || s.Part.Of != "" }) {
-		n.stepIns = p.StepInputs()
-	}
 	n.metrics = newMetrics(n)
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {

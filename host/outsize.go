@@ -150,7 +150,7 @@ func (t *task) unproducibleError(s int, cause runtime.Cause, reason string) *run
 	case StepKeyBy:
 		kind = abi.KindKey
 	}
-	return &runtime.Error{Function: t.stepFunction(s), Kind: kind, Cause: cause, Index: -1, Group: -1, Reason: reason}
+	return &runtime.Error{Function: t.exec.Function(s), Kind: kind, Cause: cause, Index: -1, Group: -1, Reason: reason}
 }
 
 // learnTopicLimits reads the max.message.bytes of the topics the node

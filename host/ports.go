@@ -65,12 +65,15 @@ func (p *taskPorts) Leave(out int)            { p.meter.leave(p.t, out) }
 func (p *taskPorts) Dropped(s, n int)         { p.t.n.metrics.countDropped(s, n) }
 
 // setFunction makes step s run inst, an instance of version lf (nil, nil:
-// no function), in the task and its executor.
+// no function): the executor holds the instance, the task the version.
 func (t *task) setFunction(s int, inst *runtime.Instance, lf *liveFn) {
-	t.insts[s], t.fns[s] = inst, lf
+	t.fns[s] = lf
 	f := graph.Func{Instance: inst}
 	if lf != nil {
 		f.Name = lf.fn.Name()
 	}
 	t.exec.Steps[s] = f
 }
+
+// inst is step s's instance (nil: the step runs no function).
+func (t *task) inst(s int) *runtime.Instance { return t.exec.Steps[s].Instance }

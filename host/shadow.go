@@ -49,7 +49,7 @@ func (n *Node) shadowable(s int) string {
 		return "step " + step.Name + " is a " + kindName(step) + " step: shadows run stateless map, filter and flat_map steps only"
 	case !n.stages[len(n.stages)-1].Contains(s):
 		return "step " + step.Name + " runs before a repartition: shadows run in the last stage only"
-	case n.stepIns != nil:
+	case !n.p.Chain():
 		return "the pipeline's steps name their inputs (from:, branches or outputs): shadows run in pipelines that are chains of steps only"
 	case n.p.Sink.Topic == "":
 		return "the pipeline has no sink, next to which a shadow writes its output"

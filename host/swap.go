@@ -349,7 +349,7 @@ func (t *task) refresh(ctx context.Context) {
 		if tw := t.windows[s]; tw != nil {
 			tw.agg.setFunc(inst)
 		}
-		n.retire(ctx, t.fns[s], t.insts[s])
+		n.retire(ctx, t.fns[s], t.inst(s))
 		t.setFunction(s, inst, lf)
 	}
 	t.setHeaders()

@@ -38,12 +38,10 @@ type task struct {
 	key     taskKey
 	part    int32
 	stage   Stage               // the steps this task runs: those of its topic's stage
-	insts   []*runtime.Instance // per step: its function's instance (nil outside the stage, or without a function)
-	fns     []*liveFn           // per step: the version insts run
-	gen     int64               // the node's swap generation insts follow
+	fns     []*liveFn           // per step: the version its instance runs (task.inst; nil outside the stage, or without a function)
+	gen     int64               // the node's swap generation the instances follow
 	headers []kgo.RecordHeader  // eddy.function.<step> of the stage's steps, added to every output
 	times   []*runtime.Instance // per step: its time_function's instance, else nil
-	outs    []runtime.Output    // one per step: a step's output stays valid while the next runs
 	results []runtime.Result    // scratch for key and timestamp extraction
 	stores  []*taskStore        // per step: the keyed store of a stateful or aggregate step, else nil
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
@@ -133,7 +131,6 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 		return nil, fmt.Errorf("task %s[%d]: %w", topic, part, err)
 	}
 	steps := len(n.p.Steps)
-	t.insts = make([]*runtime.Instance, steps)
 	t.fns = make([]*liveFn, steps)
 	t.times = make([]*runtime.Instance, steps)
 	t.stores = make([]*taskStore, steps)
@@ -190,7 +187,7 @@ func (t *task) initStep(ctx context.Context, i int) error {
 		return fmt.Errorf("restore %s: %w", ts.topic, err)
 	}
 	if step.State {
-		t.insts[i].SetState(ts.st)
+		t.inst(i).SetState(ts.st)
 	}
 	t.stores[i] = ts
 	if step.Kind == StepAggregate {
@@ -204,8 +201,8 @@ func (t *task) initStep(ctx context.Context, i int) error {
 }
 
 func (t *task) closeInstances(ctx context.Context) {
-	for s, inst := range t.insts {
-		if inst != nil {
+	for s := range t.exec.Steps {
+		if inst := t.inst(s); inst != nil {
 			t.n.release(ctx, t.fns[s], inst)
 		}
 	}
@@ -311,8 +308,8 @@ func (t *task) process(ctx context.Context, b *batch) error {
 // graph.Executor), side being the join side they enter a join step on, and
 // produces the outputs to the stage's output topic; topic is the batch's
 // input topic. InProcess.Flush also runs window results through the steps
-// after their aggregate with it (b nil: its records go to the in-process
-// sink).
+// after their aggregate with it (b nil; InProcess, the driver, takes the
+// records).
 func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, side join.Side, cur []abi.Record, src []int32) error {
 	n := t.n
 	t.ports.b, t.ports.meter = b, stepMeter{}
@@ -430,15 +427,6 @@ func (t *task) tap(ctx context.Context, b *batch, s int, cur []abi.Record, src [
 		}
 	}
 	t.n.metrics.steps[s].tapped.Add(int64(len(outs)))
-}
-
-// stepFunction names step s's function for errors (the step's name when it
-// runs none).
-func (t *task) stepFunction(s int) string {
-	if lf := t.fns[s]; lf != nil {
-		return lf.fn.Name()
-	}
-	return t.n.p.Steps[s].Name
 }
 
 // produce sends r, counting it against b until acknowledged.

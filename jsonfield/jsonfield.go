@@ -141,18 +141,22 @@ func matches(raw []byte, name string) bool {
 // tab, a form feed, Unicode spaces), which JSON does not allow.
 func trimSpace(b []byte) []byte {
 	b = b[ws(b, 0):]
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
 		b = b[:len(b)-1]
 	}
 	return b
 }
 
+// ws returns the index of the first byte from i on that is not JSON's
+// white space.
 func ws(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && isSpace(b[i]) {
 		i++
 	}
 	return i
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // maxDepth bounds the nesting of arrays and objects, as encoding/json
 // does (10000): deeper input is refused rather than followed by recursion.

@@ -225,6 +225,12 @@ type Step struct {
 // topics.
 const SourceInput = "source"
 
+// Chain reports whether every step reads the one before it: no step names
+// its inputs (from:) and none has branches or named outputs.
+func (p *Pipeline) Chain() bool {
+	return !slices.ContainsFunc(p.Steps, func(s Step) bool { return len(s.From) > 0 || s.Part.Of != "" })
+}
+
 // StepInputs returns, for each step, the steps whose outputs are its input
 // (-1: its stage's input — the source topics, or the repartition topic in
 // front of the stage), from: or the previous step of its stage.
