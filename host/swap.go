@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -64,15 +65,50 @@ func (n *Node) current(s int) *liveFn {
 	return n.cur[s]
 }
 
-// newInstance creates an instance of lf for a task.
+// errRetiredFn: the version asked for was replaced and its function closed
+// before an instance of it could be made.
+var errRetiredFn = errors.New("function version replaced and closed")
+
+// newInstance creates an instance of lf for a task. The instance counts as
+// a user of lf from before it is made, so that a swap retiring lf meanwhile
+// does not close the function under it; a version already retired and
+// closed is refused (errRetiredFn).
 func (n *Node) newInstance(ctx context.Context, lf *liveFn) (*runtime.Instance, error) {
-	inst, err := lf.fn.NewInstance(ctx)
-	if err != nil {
-		return nil, err
-	}
 	n.fnMu.Lock()
+	if lf.retired && lf.users == 0 {
+		n.fnMu.Unlock()
+		return nil, errRetiredFn
+	}
 	lf.users++
 	n.fnMu.Unlock()
+	return n.instantiate(ctx, lf)
+}
+
+// currentInstance creates an instance of step s's current version, which
+// it reads and claims in one hold of fnMu: a current version is never
+// retired, so it cannot be closed before the instance exists. It returns a
+// nil liveFn for a step without a function.
+func (n *Node) currentInstance(ctx context.Context, s int) (*liveFn, *runtime.Instance, error) {
+	n.fnMu.Lock()
+	lf := n.cur[s]
+	if lf == nil {
+		n.fnMu.Unlock()
+		return nil, nil, nil
+	}
+	lf.users++
+	n.fnMu.Unlock()
+	inst, err := n.instantiate(ctx, lf)
+	return lf, inst, err
+}
+
+// instantiate makes an instance of lf, whose user count already includes
+// it; a failure gives the count back.
+func (n *Node) instantiate(ctx context.Context, lf *liveFn) (*runtime.Instance, error) {
+	inst, err := lf.fn.NewInstance(ctx)
+	if err != nil {
+		n.unuse(ctx, lf)
+		return nil, err
+	}
 	return inst, nil
 }
 
@@ -80,6 +116,12 @@ func (n *Node) newInstance(ctx context.Context, lf *liveFn) (*runtime.Instance, 
 // retired and unused.
 func (n *Node) release(ctx context.Context, lf *liveFn, inst *runtime.Instance) {
 	inst.Close(context.WithoutCancel(ctx))
+	n.unuse(ctx, lf)
+}
+
+// unuse takes one user from lf and closes its function once it is retired
+// and unused.
+func (n *Node) unuse(ctx context.Context, lf *liveFn) {
 	n.fnMu.Lock()
 	lf.users--
 	done := lf.retired && lf.users == 0
@@ -337,7 +379,11 @@ func (t *task) refresh(ctx context.Context) {
 		inst := t.takePrepared(ctx, s, lf)
 		if inst == nil {
 			var err error
-			if inst, err = n.newInstance(ctx, lf); err != nil {
+			// A version replaced again since current is refused here; the
+			// next one's swap brings this task to it.
+			if inst, err = n.newInstance(ctx, lf); errors.Is(err, errRetiredFn) {
+				continue
+			} else if err != nil {
 				n.log.Error("new version: cannot instantiate; keeping the current one", "step", n.p.Steps[s].Name,
 					"version", lf.version, "error", err)
 				continue

@@ -168,11 +168,11 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 func (t *task) initStep(ctx context.Context, i int) error {
 	n := t.n
 	step := &n.p.Steps[i]
-	if lf := n.current(i); lf != nil {
-		inst, err := n.newInstance(ctx, lf)
-		if err != nil {
-			return err
-		}
+	lf, inst, err := n.currentInstance(ctx, i)
+	if err != nil {
+		return err
+	}
+	if lf != nil {
 		t.setFunction(i, inst, lf)
 	}
 	if step.Kind == StepJoin {
