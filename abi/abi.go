@@ -24,6 +24,23 @@ const Version = 1
 // Old modules never set it, and a step without outputs leaves it alone.
 const HeaderOutput = "eddy.output"
 
+// HeaderRetract marks a record that takes back an earlier one (ABI.md,
+// "Retractions"): a window result of an aggregate with emit: update that a
+// newer result replaces, and what the steps after it make of it, up to the
+// aggregate that folds those results. A function sees it on its input; the
+// host puts it on every output of such an input. Its value is "true".
+const HeaderRetract = "eddy.retract"
+
+// IsRetraction reports whether headers mark a retraction (HeaderRetract).
+func IsRetraction(headers []Header) bool {
+	for i := range headers {
+		if headers[i].Key == HeaderRetract {
+			return true
+		}
+	}
+	return false
+}
+
 // Export names (ABI.md, section 2).
 const (
 	ExportMemory     = "memory"

@@ -90,6 +90,10 @@ type Executor struct {
 	// (a shadow version runs on it), or -1.
 	ShadowAt int
 
+	// retracts: an aggregate of the pipeline emits retractions
+	// (pipeline.Retractions), whose mark a function's outputs inherit.
+	retracts bool
+
 	outs   []runtime.Output // per step: a step's output stays valid while the next runs
 	counts []int32          // RunFunction's count of outputs per input of the step it ran last
 }
@@ -102,6 +106,8 @@ func New(p *pipeline.Pipeline, st pipeline.Stage, deps Deps) *Executor {
 		// Each batch keeps its steps' outputs; a chain needs none of it.
 		e.ins = p.StepInputs()
 	}
+	emits, _ := p.Retractions()
+	e.retracts = slices.Contains(emits, true)
 	return e
 }
 
@@ -242,6 +248,9 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 				Reason: fmt.Sprintf("%s step returned %d records for one input", kind, c)})
 		}
 	}
+	if e.retracts {
+		markRetractions(cur, out)
+	}
 	next = out.Records[:0:0]
 	if nfailed == 0 {
 		// The usual case: every output goes on.
@@ -262,6 +271,18 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 		}
 	}
 	return next, nsrc, dropped, nfailed, nil
+}
+
+// markRetractions marks as a retraction every output of an input that is
+// one (abi.HeaderRetract): what a step makes of a retracted result is
+// taken back with it, whatever headers the function gave its outputs.
+func markRetractions(in []abi.Record, out *runtime.Output) {
+	for j, f := range out.From {
+		r := &out.Records[j]
+		if abi.IsRetraction(in[f].Headers) && !abi.IsRetraction(r.Headers) {
+			r.Headers = append(slices.Clip(r.Headers), abi.Header{Key: abi.HeaderRetract, Value: []byte("true")})
+		}
+	}
 }
 
 // feedParts puts in place the inputs of the steps that step s feeds

@@ -46,6 +46,8 @@ func (t *task) newTaskWindows(_ context.Context, s int, ts *taskStore) (*taskWin
 	if err := t.byInputs(agg, sk); err != nil {
 		return nil, err
 	}
+	emits, folds := t.n.p.Retractions()
+	agg.store.retracts, agg.store.members = emits[s], folds[s]
 	return &taskWindows{agg: agg, grace: cfg.Grace.Milliseconds()}, nil
 }
 
@@ -96,7 +98,16 @@ func (t *task) aggregate(ctx context.Context, b *batch, s int, cur []abi.Record,
 	for i, l := range out.Late {
 		t.late(ctx, b, s, b.records[src[out.LateFrom[i]]], l, wm)
 	}
-	return windowResults(out.Emits, wm), nil
+	return t.windowRecords(tw, out.Emits, wm)
+}
+
+// windowRecords turns window emissions into records, with retractions before the
+// updates of a step that emits them (retract.go).
+func (t *task) windowRecords(tw *taskWindows, emits []windowing.Emit, wm int64) ([]abi.Record, error) {
+	if !tw.agg.store.retracts {
+		return windowResults(emits, wm), nil
+	}
+	return t.withRetractions(tw.agg.store, emits, wm)
 }
 
 // windowResults turns window emissions into records: timestamp end - 1

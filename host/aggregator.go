@@ -353,6 +353,14 @@ type windowStore struct {
 	changelog string
 	name      string // the function's, for errors
 
+	// members: the store folds each window's members instead of adding
+	// to its accumulator (an aggregate that reads an emit: update
+	// aggregate's results, retract.go); retracts: the store's step emits
+	// retractions, and closed lists the keys of the previous results of
+	// the windows closed in the batch, deleted once its results are out.
+	members, retracts bool
+	closed            [][]byte
+
 	cur int // index in the batch of the record being processed; -1 after them
 	// deferring is set while the aggregator processes a batch: results
 	// are computed at its end.
@@ -449,6 +457,7 @@ func (ws *windowStore) begin(ctx context.Context, n int) {
 		ws.gen, ws.accBytes, ws.complete = g, 0, false
 	}
 	ws.ctx, ws.cur, ws.deferring = ctx, 0, true
+	ws.closed = ws.closed[:0]
 	clear(ws.failed)
 	clear(ws.asked)
 	clear(ws.parts)
@@ -525,6 +534,9 @@ func (ws *windowStore) pendingAt(key []byte, w windowing.Window, buf []byte) (in
 func (ws *windowStore) flush() error {
 	if ws.npend == 0 {
 		return nil
+	}
+	if ws.members {
+		return ws.flushMembers() // retract.go
 	}
 	pend := ws.pending[:ws.npend]
 	ws.groups = ws.groups[:0]
@@ -911,7 +923,23 @@ func (ws *windowStore) Delete(key []byte, w windowing.Window) error {
 	if err := ws.flushFor(key, (&[1]windowing.Window{w})[:]); err != nil {
 		return err
 	}
-	return ws.del(accKey(key, w))
+	k := accKey(key, w)
+	if ws.members {
+		if err := ws.deleteMembers(k); err != nil {
+			return err
+		}
+	}
+	return ws.del(k)
+}
+
+// Closed implements windowing.ClosingStore: a window of a step that emits
+// retractions has its previous result deleted once the batch's results
+// are out (task.withRetractions).
+func (ws *windowStore) Closed(key []byte, w windowing.Window) error {
+	if ws.retracts {
+		ws.closed = append(ws.closed, prevKey(key, w))
+	}
+	return nil
 }
 
 // get returns the accumulator under store key k. The caller must not

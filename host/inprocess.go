@@ -288,7 +288,10 @@ func (ip *InProcess) Flush(ctx context.Context) error {
 				if err := tw.agg.w.Flush(&out); err != nil {
 					return err
 				}
-				results := windowResults(out.Emits, tw.agg.watermark())
+				results, err := t.windowRecords(tw, out.Emits, tw.agg.watermark())
+				if err != nil {
+					return err
+				}
 				if err := t.runSteps(ctx, nil, t.stage.Inputs[0], s+1, join.Left, results, t.resultSrc(len(results))); err != nil {
 					return err
 				}

@@ -46,6 +46,13 @@ type task struct {
 	stores  []*taskStore        // per step: the keyed store of a stateful or aggregate step, else nil
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
 	joins   []*taskJoin         // per step: a join step's join, else nil
+	// retracting: an aggregate of the pipeline emits retractions, which
+	// no topic gets (retract.go)
+	retracting bool
+	// updates: the stage has an aggregate that emits retractions; the
+	// times of its updates do not bound what follows them, so its
+	// progress downstream is its results' bound alone (runSteps)
+	updates bool
 
 	// exec runs the stage's steps over a batch; ports connect it to the
 	// task and the node for the batch in progress (ports.go).
@@ -123,6 +130,9 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	t.stage = n.stages[key.stage]
 	t.ports.t = t
 	t.exec = graph.New(n.p, t.stage, graph.Deps{Collector: &t.ports, Operators: &t.ports, Meter: &t.ports})
+	emits, _ := n.p.Retractions()
+	t.retracting = slices.Contains(emits, true)
+	t.updates = slices.Contains(emits[t.stage.From:t.stage.To], true)
 	if n.drv.syncsTime() {
 		t.sync = newTimeSync(n.p, t.stage)
 	}
@@ -329,6 +339,9 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 			return fmt.Errorf("step %s: %w", n.p.Steps[t.stage.To].Name, err)
 		}
 	}
+	if t.retracting && t.stage.Last {
+		cur, src = dropRetractions(cur, src) // retract.go
+	}
 	maxTime := int64(math.MinInt64)
 	extra := t.headers
 	if feeds {
@@ -351,7 +364,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 		if skip != nil && skip[i] {
 			continue
 		}
-		if feeds {
+		if feeds && !t.updates {
 			maxTime = max(maxTime, cur[i].Timestamp)
 		}
 		t.produce(ctx, b, &outs[i])
@@ -418,6 +431,9 @@ func (t *task) tap(ctx context.Context, b *batch, s int, cur []abi.Record, src [
 	to := t.n.p.Steps[s].To
 	if to == "" || len(cur) == 0 {
 		return
+	}
+	if t.retracting {
+		cur, src = dropRetractions(cur, src) // retract.go
 	}
 	outs := toKafkaBatch(to, cur, t.headers)
 	skip := t.oversized(ctx, b, s, outs, src)

@@ -58,6 +58,10 @@ func (t *task) initTime() error {
 func (t *task) windowConfig(s int) (windowing.Config, error) {
 	cfg, err := t.n.p.Steps[s].Windowing()
 	cfg.Time = nil
+	// The updates an aggregate folds (retract.go) come in any time order:
+	// its upstreams' progress alone says what is still to come.
+	_, folds := t.n.p.Retractions()
+	cfg.ProgressOnly = folds[s]
 	return cfg, err
 }
 

@@ -1221,13 +1221,32 @@ func (p *Pipeline) validateTap(f string, i int, to string, bad func(field, forma
 // window results. A step that keeps state needs a key_by step between: each
 // stage holds at most one aggregate, and its results reach the next
 // stateful step through a repartition topic, with per-upstream watermarks.
-// An aggregate after one with emit: update would count every update of a
-// window as a new record, so it is refused: the upstream aggregate must
-// emit final results.
+//
+// The results of an aggregate with emit: update are changes, not new
+// records (Retractions): an aggregate may read them, with tumbling or
+// hopping windows, but a step that keeps state otherwise (state: true, a
+// join) may not, for it would take each update and each retraction for a
+// record of its own.
 func (p *Pipeline) validateAfterAggregates(bad func(field, format string, args ...any)) {
-	agg, keyed := -1, false
+	agg, keyed, keys := -1, false, 0
 	for i, s := range p.Steps {
 		f := fmt.Sprintf("steps[%d]", i)
+		update := agg >= 0 && p.Steps[agg].Emit == "update"
+		if update && s.Kind == StepKeyBy && keys == 1 {
+			// The folding aggregate's watermark comes from its upstream
+			// stage's progress alone, which a stage between would not
+			// pass on.
+			bad(f+".kind", "key_by step %s is the second between aggregate step %s, which has emit: update, and the aggregate "+
+				"that reads its results: one key_by only", s.Name, p.Steps[agg].Name)
+		}
+		if s.Kind == StepKeyBy {
+			keys++
+		}
+		if w := p.Steps[max(agg, 0)].Window; update && s.Kind == StepAggregate && w != nil && w.Type != "tumbling" && w.Type != "hopping" && w.Type != "session" {
+			bad(fmt.Sprintf("steps[%d].window.type", agg), "aggregate step %s has emit: update and aggregate step %s reads its results: "+
+				"its windows must be tumbling, hopping or session (each result of one of their windows replaces the one before it), not %s",
+				p.Steps[agg].Name, s.Name, w.Type)
+		}
 		switch {
 		case s.Kind == StepKeyBy:
 			keyed = true
@@ -1236,14 +1255,41 @@ func (p *Pipeline) validateAfterAggregates(bad func(field, format string, args .
 		case p.KeyedByPartition(s) && !keyed:
 			bad(f+".kind", "step %s keeps state and reads the window results of aggregate step %s: put a key_by step between them "+
 				"(it sends the results through a repartition topic to the tasks of their new keys)", s.Name, p.Steps[agg].Name)
-		case s.Kind == StepAggregate && p.Steps[agg].Emit == "update":
-			bad(f+".kind", "aggregate step %s reads the window results of aggregate step %s, which has emit: update: "+
-				"every update of a window would count as a new record; give %s emit: final", s.Name, p.Steps[agg].Name, p.Steps[agg].Name)
+		case update && s.Kind == StepAggregate && s.Window != nil && s.Window.Type != "tumbling" && s.Window.Type != "hopping":
+			bad(f+".window.type", "aggregate step %s reads the updates of aggregate step %s (emit: update), which it folds as a set of "+
+				"current results: its windows must be tumbling or hopping, not %s", s.Name, p.Steps[agg].Name, s.Window.Type)
+		case update && s.Kind != StepAggregate && s.Stateful():
+			bad(f+".kind", "step %s keeps state and reads the updates of aggregate step %s (emit: update): only an aggregate step "+
+				"can read them (it folds each window's current results); give %s emit: final", s.Name, p.Steps[agg].Name, p.Steps[agg].Name)
 		}
 		if s.Kind == StepAggregate {
-			agg, keyed = i, false
+			agg, keyed, keys = i, false, 0
 		}
 	}
+}
+
+// Retractions reports, for each step, whether it is an aggregate with
+// emit: update whose results an aggregate step reads further on (emits),
+// and whether it is such a reading aggregate (folds). An emitting step
+// sends, before each new result of a window, the window's previous result
+// marked as a retraction (abi.HeaderRetract); the steps between carry the
+// mark to what they make of it, sinks and taps drop what carries it, and a
+// folding aggregate keeps each window's current records instead of an
+// accumulator that only grows: a record adds to them, a retraction takes
+// its equal away, and the window's accumulator is folded again from them.
+func (p *Pipeline) Retractions() (emits, folds []bool) {
+	emits, folds = make([]bool, len(p.Steps)), make([]bool, len(p.Steps))
+	agg := -1
+	for i, s := range p.Steps {
+		if s.Kind != StepAggregate {
+			continue
+		}
+		if agg >= 0 && p.Steps[agg].Emit == "update" {
+			emits[agg], folds[i] = true, true
+		}
+		agg = i
+	}
+	return emits, folds
 }
 
 // KeyedByPartition reports whether a step needs each key's records in one

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,16 +167,40 @@ func TestStepsAfterAnAggregate(t *testing.T) {
 	if got := p.Stages(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("stages\n got %+v\nwant %+v", got, want)
 	}
+	// Under emit: update the first aggregate's results are changes that
+	// the second folds (Retractions).
+	updating := strings.Replace(twoAggregates, "window: {type: tumbling, size: 10s}}\n  - {name: tag",
+		"window: {type: tumbling, size: 10s}, emit: update}\n  - {name: tag", 1)
+	up, err := ParsePipeline("p.yaml", []byte(updating))
+	if err != nil {
+		t.Fatalf("an aggregate after one with emit: update: %v", err)
+	}
+	emits, folds := up.Retractions()
+	if fmt.Sprint(emits, folds) != "[false true false false false] [false false false false true]" {
+		t.Fatalf("Retractions: emits %v, folds %v", emits, folds)
+	}
+	if emits, folds = p.Retractions(); slices.Contains(emits, true) || slices.Contains(folds, true) {
+		t.Fatalf("Retractions under emit: final: emits %v, folds %v", emits, folds)
+	}
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"stateful without key_by", "  - {name: by-window, kind: key_by, field: start}\n", "",
 			"steps[3].kind: step top keeps state and reads the window results of aggregate step count: put a key_by step between them"},
 		{"state: true without key_by", "kind: map, function: tag.wasm}", "kind: map, function: tag.wasm, state: true}",
 			"steps[2].kind: step tag keeps state and reads the window results of aggregate step count"},
-		{"after emit update", "window: {type: tumbling, size: 10s}}\n  - {name: tag", "window: {type: tumbling, size: 10s}, emit: update}\n  - {name: tag",
-			"steps[4].kind: aggregate step top reads the window results of aggregate step count, which has emit: update"},
+		{"session windows after emit update", "top.wasm, window: {type: tumbling, size: 10s}}", "top.wasm, window: {type: session, gap: 10s}}",
+			"steps[4].window.type: aggregate step top reads the updates of aggregate step count (emit: update), which it folds as a set of current results: its windows must be tumbling or hopping, not session"},
+		{"two key_by after emit update", "  - {name: by-window, kind: key_by, field: start}\n",
+			"  - {name: by-name, kind: key_by, field: item}\n  - {name: by-window, kind: key_by, field: start}\n",
+			"steps[4].kind: key_by step by-window is the second between aggregate step count, which has emit: update"},
+		{"state after emit update", "  - {name: by-window, kind: key_by, field: start}\n",
+			"  - {name: by-window, kind: key_by, field: start}\n  - {name: dedup, kind: map, function: dedup.wasm, state: true}\n",
+			"steps[4].kind: step dedup keeps state and reads the updates of aggregate step count (emit: update): only an aggregate step can read them"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := strings.Replace(twoAggregates, tc.old, tc.new, 1)
+			src := strings.Replace(updating, tc.old, tc.new, 1)
+			if tc.name == "stateful without key_by" || tc.name == "state: true without key_by" {
+				src = strings.Replace(twoAggregates, tc.old, tc.new, 1)
+			}
 			if src == twoAggregates {
 				t.Fatalf("%q not in the pipeline", tc.old)
 			}

@@ -74,6 +74,14 @@ type Store interface {
 	Delete(key []byte, w Window) error
 }
 
+// ClosingStore is a Store that learns when a window of a key closes in
+// EmitUpdate mode, which emits nothing then: no more update of (key, w)
+// follows. w is the window as its updates named it.
+type ClosingStore interface {
+	Store
+	Closed(key []byte, w Window) error
+}
+
 // Config configures a [Windower]. The zero values of the optional fields
 // are usable defaults.
 type Config struct {
@@ -91,6 +99,11 @@ type Config struct {
 	// IdleTimeout excludes a partition that received no record for this
 	// long (processing time) from the task watermark. Default 0: never.
 	IdleTimeout time.Duration
+	// ProgressOnly keeps records from moving the watermark: only Progress
+	// does. For inputs whose records are changes to earlier results (the
+	// updates of an upstream aggregate), whose times say nothing of what
+	// is still to come.
+	ProgressOnly bool
 	// Retention keeps window state for this long (in event time) after the
 	// window closes, for interactive queries, before [Store.Delete]. Default
 	// 0: state is deleted as soon as the window closes and has fired.
@@ -417,6 +430,9 @@ func (w *Windower) Process(partition int32, rec *abi.Record, out *Output) error 
 	}
 	if err != nil {
 		return err
+	}
+	if w.cfg.ProgressOnly {
+		return nil
 	}
 	if nwm := max(w.wms.Observe(partition, t), w.floor); nwm > w.advanced {
 		return w.advanceTo(nwm, out)
@@ -819,6 +835,11 @@ func (w *Windower) advanceTo(wm int64, out *Output) error {
 				}
 			}
 			if w.cfg.Emit != EmitFinal {
+				if cs, ok := w.store.(ClosingStore); ok && w.cfg.Window.Kind != KindSliding {
+					if err := cs.Closed(kb, tm.w); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			var err error
