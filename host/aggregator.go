@@ -360,6 +360,10 @@ type windowStore struct {
 	// the windows closed in the batch, deleted once its results are out.
 	members, retracts bool
 	closed            [][]byte
+	// memberIndex holds the members of the groups met, by memberPrefix
+	// and member key, as of the store's generation membersGen (retract.go).
+	memberIndex map[string]map[string]member
+	membersGen  uint64
 
 	cur int // index in the batch of the record being processed; -1 after them
 	// deferring is set while the aggregator processes a batch: results

@@ -244,30 +244,33 @@ func (ws *windowStore) flushMembers() error {
 			}
 		}
 		// The members as they are now, each record as many times as the
-		// window holds it.
+		// window holds it, in member key order.
 		byKey := map[string]int{}
 		for c := range changes[i] {
 			byKey[string(changes[i][c].key)] = c
 		}
+		ms, err := ws.groupMembers(prefix)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(ms))
+		for k := range ms {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		var recs []abi.Record
-		err := ws.st.Scan(prefix, func(k, v []byte) error {
-			count, r, err := decodeMember(bytes.Clone(v))
-			if err != nil {
-				return nil // a damaged member is left out; nothing of this node writes one
-			}
+		for _, k := range keys {
+			m := ms[k]
+			r := m.rec
 			r.Key = g.key
-			c, ok := byKey[string(k)]
+			c, ok := byKey[k]
 			if !ok {
 				c = -1
 			}
-			for range count {
+			for range m.count {
 				recs = append(recs, r)
 				origins[i] = append(origins[i], c)
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 		ws.groups = append(ws.groups, abi.Group{Key: g.key, Records: recs})
 	}
@@ -335,44 +338,86 @@ func (ws *windowStore) flushMembers() error {
 }
 
 // applyMember adds delta records to member mc (taking away when negative;
-// a member never goes below none).
+// a member never goes below none), in the store and in its group's index.
 func (ws *windowStore) applyMember(mc *memberChange, delta int) error {
 	if delta == 0 {
 		return nil
 	}
-	v, ok, err := ws.st.Get(mc.key)
+	prefix := mc.key[:len(mc.key)-len(memberIDZero)]
+	ms, err := ws.groupMembers(prefix)
 	if err != nil {
 		return err
 	}
-	var count int64
-	if ok {
-		if c, _, err := decodeMember(v); err == nil {
-			count = int64(c)
-		}
-	}
-	count = min(max(count+int64(delta), 0), maxMemberCount)
+	m, ok := ms[string(mc.key)]
+	count := min(max(int64(m.count)+int64(delta), 0), maxMemberCount)
 	if count == 0 {
 		if ok {
+			delete(ms, string(mc.key))
 			return ws.st.Delete(mc.key)
 		}
 		return nil
 	}
-	return ws.st.Put(mc.key, encodeMember(nil, uint64(count), mc.rec))
+	v := encodeMember(nil, uint64(count), mc.rec)
+	if !ok {
+		// The index keeps its own copy of the record.
+		_, r, err := decodeMember(v)
+		if err != nil {
+			return err
+		}
+		m.rec = r
+	}
+	m.count = uint64(count)
+	ms[string(mc.key)] = m
+	return ws.st.Put(mc.key, v)
+}
+
+// member is one member of a window's set, as a group's index keeps it.
+type member struct {
+	count uint64
+	rec   abi.Record // without its key: the window's
+}
+
+var memberIDZero [16]byte
+
+// groupMembers returns the index of the members under prefix (a group's
+// memberPrefix), read from the store the first time the group is met since
+// the store last changed other than through the index (an abort, a
+// restore).
+func (ws *windowStore) groupMembers(prefix []byte) (map[string]member, error) {
+	if g := ws.st.Generation(); g != ws.membersGen || ws.memberIndex == nil {
+		ws.memberIndex, ws.membersGen = map[string]map[string]member{}, g
+	}
+	if ms, ok := ws.memberIndex[string(prefix)]; ok {
+		return ms, nil
+	}
+	ms := map[string]member{}
+	err := ws.st.Scan(prefix, func(k, v []byte) error {
+		count, r, err := decodeMember(bytes.Clone(v))
+		if err != nil {
+			return nil // a damaged member is left out; nothing of this node writes one
+		}
+		ms[string(k)] = member{count: count, rec: r}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ws.memberIndex[string(prefix)] = ms
+	return ms, nil
 }
 
 // deleteMembers deletes the members of the accumulator under sk.
 func (ws *windowStore) deleteMembers(sk []byte) error {
-	var keys [][]byte
-	if err := ws.st.Scan(memberPrefix(sk), func(k, _ []byte) error {
-		keys = append(keys, bytes.Clone(k))
-		return nil
-	}); err != nil {
+	prefix := memberPrefix(sk)
+	ms, err := ws.groupMembers(prefix)
+	if err != nil {
 		return err
 	}
-	for _, k := range keys {
-		if err := ws.st.Delete(k); err != nil {
+	for k := range ms {
+		if err := ws.st.Delete([]byte(k)); err != nil {
 			return err
 		}
 	}
+	delete(ws.memberIndex, string(prefix))
 	return nil
 }

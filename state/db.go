@@ -462,12 +462,15 @@ func (s *Store) Wipe() error {
 // open transaction sees them (committed keys merged with pending changes).
 // fn must not change the store; key and value are valid during the call.
 func (s *Store) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	// Only the changes under prefix are sorted: a scan of a few keys in a
+	// transaction that changed many must not sort them all.
 	var pend []Change
-	for _, c := range s.Changes() {
-		if bytes.HasPrefix(c.Key, prefix) {
-			pend = append(pend, c)
+	for k, c := range s.pending {
+		if strings.HasPrefix(k, string(prefix)) {
+			pend = append(pend, c.Change)
 		}
 	}
+	slices.SortFunc(pend, func(a, b Change) int { return bytes.Compare(a.Key, b.Key) })
 	return s.db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: s.dataKey(prefix), PrefetchValues: false})
 		defer it.Close()
