@@ -46,8 +46,7 @@ func (t *task) newTaskWindows(_ context.Context, s int, ts *taskStore) (*taskWin
 	if err := t.byInputs(agg, sk); err != nil {
 		return nil, err
 	}
-	emits, folds := t.n.p.Retractions()
-	agg.store.retracts, agg.store.members = emits[s], folds[s]
+	agg.store.retracts, agg.store.members = t.n.emits[s], t.n.folds[s]
 	return &taskWindows{agg: agg, grace: cfg.Grace.Milliseconds()}, nil
 }
 
@@ -110,26 +109,30 @@ func (t *task) windowRecords(tw *taskWindows, emits []windowing.Emit, wm int64) 
 	return t.withRetractions(tw.agg.store, emits, wm)
 }
 
-// windowResults turns window emissions into records: timestamp end - 1
-// (the watermark for a global window), eddy.window.* headers. A nil result
-// (the function emitted nothing) makes no record.
+// windowResults turns window emissions into records (windowResult). A nil
+// result (the function emitted nothing) makes no record.
 func windowResults(emits []windowing.Emit, wm int64) []abi.Record {
 	results := make([]abi.Record, 0, len(emits))
-	for _, e := range emits {
-		if e.Value == nil {
-			continue
+	for i := range emits {
+		if emits[i].Value != nil {
+			results = append(results, windowResult(&emits[i], wm))
 		}
-		ts := e.Window.End - 1
-		if e.Window == windowing.GlobalWindow {
-			ts = wm
-		}
-		results = append(results, abi.Record{Key: e.Key, Value: e.Value, Timestamp: ts, Headers: []abi.Header{
-			{Key: "eddy.window.start", Value: strconv.AppendInt(nil, e.Window.Start, 10)},
-			{Key: "eddy.window.end", Value: strconv.AppendInt(nil, e.Window.End, 10)},
-			{Key: "eddy.window.final", Value: strconv.AppendBool(nil, e.Final)},
-		}})
 	}
 	return results
+}
+
+// windowResult is the record of emission e: its result, timestamped end - 1
+// (the watermark wm for a global window), with eddy.window.* headers.
+func windowResult(e *windowing.Emit, wm int64) abi.Record {
+	ts := e.Window.End - 1
+	if e.Window == windowing.GlobalWindow {
+		ts = wm
+	}
+	return abi.Record{Key: e.Key, Value: e.Value, Timestamp: ts, Headers: []abi.Header{
+		{Key: "eddy.window.start", Value: strconv.AppendInt(nil, e.Window.Start, 10)},
+		{Key: "eddy.window.end", Value: strconv.AppendInt(nil, e.Window.End, 10)},
+		{Key: "eddy.window.final", Value: strconv.AppendBool(nil, e.Final)},
+	}}
 }
 
 // late sends a record later than its window's grace to the late topic.

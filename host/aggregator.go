@@ -552,10 +552,7 @@ func (ws *windowStore) flush() error {
 		}
 		ws.groups = append(ws.groups, abi.Group{Key: g.key, Acc: acc, Records: g.recs})
 	}
-	var err error
-	clear(ws.errs)
-	ws.added, ws.errs, err = ws.fn.AggAdd(ws.ctx, ws.groups, ws.added[:0], ws.errs[:0])
-	if err != nil {
+	if err := ws.addGroups(); err != nil {
 		return err
 	}
 	for _, e := range ws.errs {
@@ -584,6 +581,7 @@ func (ws *windowStore) flush() error {
 			// No record of a new window could be folded: the window still
 			// exists for the windower, with the initial accumulator.
 			var te *runtime.Error
+			var err error
 			if acc, err = ws.fn.AggInit(ws.ctx); errors.As(err, &te) {
 				// Its records are dead-lettered already; the Windower
 				// meets the failure again at the window's result.
@@ -625,6 +623,15 @@ func (ws *windowStore) flush() error {
 	}
 	ws.reset()
 	return nil
+}
+
+// addGroups folds ws.groups with one eddy_agg_add call into ws.added; the
+// records that failed are in ws.errs.
+func (ws *windowStore) addGroups() error {
+	clear(ws.errs)
+	var err error
+	ws.added, ws.errs, err = ws.fn.AggAdd(ws.ctx, ws.groups, ws.added[:0], ws.errs[:0])
+	return err
 }
 
 // allFailed reports whether every record of g has failed.

@@ -152,48 +152,22 @@ delivery: %s
 commit_interval: 50ms
 batch_size: 50
 `, emit, delivery))
-	const base, seconds, bids = int64(1700000000000), 20, 8000
-	counts := make([]map[string]int, seconds)
-	var recs []abi.Record
-	for i := range bids {
-		at := base + int64(i)*seconds*1000/bids
-		item := fmt.Sprintf("it%d", (i*i+i/97)%17)
-		sec := (at - base) / 1000
-		if counts[sec] == nil {
-			counts[sec] = map[string]int{}
-		}
-		counts[sec][item]++
-		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i % 16)), Value: []byte(fmt.Sprintf(`{"item":%q,"bid":%d}`, item, i)), Timestamp: at})
-	}
+	const base = int64(1700000000000)
+	recs, counts := twoStageBids(8000, 20)
 	// Bids far ahead, in every partition, close every window of the input
 	// in the first stage, whose watermark, less its grace, is its
 	// progress for the second stage: that closes the second stage's
 	// windows of the input too, though the first sends no result as late
 	// (its windows at 30 s stay open).
-	for _, ahead := range []int64{30_000} {
-		for k := range 16 {
-			recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(k)), Value: []byte(fmt.Sprintf(`{"item":"flush%d"}`, k)), Timestamp: base + ahead})
-		}
+	for k := range 16 {
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(k)), Value: []byte(fmt.Sprintf(`{"item":"flush%d"}`, k)), Timestamp: base + 30_000})
 	}
 	refuse, refuseAt := "it0", base+5000
 	delete(counts[5], refuse)
-	want := map[int64]itemCount{}
-	for sec, c := range counts {
-		var top itemCount
-		total := 0
-		for item, n := range c {
-			if n > top.Count || n == top.Count && item < top.Item {
-				top = itemCount{Item: item, Count: n}
-			}
-			total += n
-		}
-		top.Total = total
-		top.Start = base + int64(sec)*1000
-		want[top.Start] = top
-	}
+	want := topsOf(counts)
 	produceAll(t, []string{b.Addr()}, "bids", recs)
 	n := startNativeNode(t, b, p, twoStageNatives(refuse, refuseAt))
-	out := consumeAll(t, b, "out", seconds, time.Second)
+	out := consumeAll(t, b, "out", len(counts), time.Second)
 	if err := nodeErr(n); err != nil {
 		t.Fatalf("node stopped: %v", err)
 	}

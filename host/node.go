@@ -169,7 +169,10 @@ type Node struct {
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
 	stages  []Stage
-	parts   int32 // partitions of the repartition and changelog topics
+	// emits and folds say, per step, whether it is an aggregate that emits
+	// retractions or one that folds them (Pipeline.Retractions, retract.go).
+	emits, folds []bool
+	parts        int32 // partitions of the repartition and changelog topics
 	// topicMax is the max.message.bytes of the topics the node writes, as
 	// read at start (outsize.go); set before the client, then read-only.
 	topicMax map[string]int
@@ -275,6 +278,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
 	n.stages = p.Stages()
+	n.emits, n.folds = p.Retractions()
 	n.metrics = newMetrics(n)
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {

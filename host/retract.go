@@ -39,16 +39,17 @@ func prevKey(key []byte, w windowing.Window) []byte {
 // the new results for the next retraction.
 func (t *task) withRetractions(ws *windowStore, emits []windowing.Emit, wm int64) ([]abi.Record, error) {
 	out := make([]abi.Record, 0, 2*len(emits))
-	for _, e := range emits {
+	for i := range emits {
+		e := &emits[i]
 		pk := prevKey(e.Key, e.Window)
 		prev, had, err := ws.st.Get(pk)
 		if err != nil {
 			return nil, err
 		}
 		if had {
-			r := windowResults([]windowing.Emit{{Key: e.Key, Window: e.Window, Value: prev}}, wm)
-			r[0].Headers = append(r[0].Headers, retractHeader)
-			out = append(out, r[0])
+			r := windowResult(&windowing.Emit{Key: e.Key, Window: e.Window, Value: prev}, wm)
+			r.Headers = append(r.Headers, retractHeader)
+			out = append(out, r)
 		}
 		if e.Removed || e.Value == nil {
 			if had {
@@ -58,7 +59,7 @@ func (t *task) withRetractions(ws *windowStore, emits []windowing.Emit, wm int64
 			}
 			continue
 		}
-		out = append(out, windowResults([]windowing.Emit{e}, wm)...)
+		out = append(out, windowResult(e, wm))
 		if ws.refuse(pk, e.Value, "result") != nil {
 			// Too large to keep: it cannot be retracted, so the record
 			// that carries it would stay in the windows that fold it.
@@ -165,7 +166,7 @@ func decodeMember(b []byte) (count uint64, r abi.Record, err error) {
 	}
 	r.Timestamp, b = int64(binary.BigEndian.Uint64(b)), b[8:]
 	nh, k := binary.Uvarint(b)
-	if k <= 0 || nh > uint64(len(b)) { // a header takes two bytes at least
+	if k <= 0 || nh > uint64(len(b)-k)/2 { // a header takes two bytes at least: its two lengths
 		return 0, r, fmt.Errorf("%w: headers", errBadMember)
 	}
 	b = b[k:]
@@ -274,10 +275,7 @@ func (ws *windowStore) flushMembers() error {
 		}
 		ws.groups = append(ws.groups, abi.Group{Key: g.key, Records: recs})
 	}
-	var err error
-	clear(ws.errs)
-	ws.added, ws.errs, err = ws.fn.AggAdd(ws.ctx, ws.groups, ws.added[:0], ws.errs[:0])
-	if err != nil {
+	if err := ws.addGroups(); err != nil {
 		return err
 	}
 	// A failed record of the batch fails the batch record that added it
@@ -305,6 +303,7 @@ func (ws *windowStore) flushMembers() error {
 		acc := ws.added[i].Acc
 		if acc == nil {
 			var te *runtime.Error
+			var err error
 			if acc, err = ws.fn.AggInit(ws.ctx); errors.As(err, &te) {
 				continue
 			} else if err != nil {

@@ -30,10 +30,9 @@ batch_size: 200
 `, emit)
 }
 
-// twoStageBids makes n bids over seconds seconds, in time order, and each
-// second's reference result: the item with the most bids (the smaller
-// name on a tie) and the number of bids.
-func twoStageBids(n, seconds int) ([]abi.Record, map[int64]itemCount) {
+// twoStageBids makes n bids over seconds seconds, in time order, from
+// 1700000000000 ms, and the number of bids of each item in each second.
+func twoStageBids(n, seconds int) ([]abi.Record, []map[string]int) {
 	const base = int64(1700000000000)
 	counts := make([]map[string]int, seconds)
 	var recs []abi.Record
@@ -45,8 +44,16 @@ func twoStageBids(n, seconds int) ([]abi.Record, map[int64]itemCount) {
 			counts[sec] = map[string]int{}
 		}
 		counts[sec][item]++
-		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i % 16)), Value: []byte(fmt.Sprintf(`{"item":%q}`, item)), Timestamp: at})
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i % 16)), Value: []byte(fmt.Sprintf(`{"item":%q,"bid":%d}`, item, i)), Timestamp: at})
 	}
+	return recs, counts
+}
+
+// topsOf returns each second's reference result of the two-stage pipeline:
+// the item with the most bids (the smaller name on a tie) and the number
+// of bids, by the second's start.
+func topsOf(counts []map[string]int) map[int64]itemCount {
+	const base = int64(1700000000000)
 	want := map[int64]itemCount{}
 	for sec, c := range counts {
 		var top itemCount
@@ -60,7 +67,7 @@ func twoStageBids(n, seconds int) ([]abi.Record, map[int64]itemCount) {
 		top.Start, top.Total = base+int64(sec)*1000, total
 		want[top.Start] = top
 	}
-	return recs, want
+	return want
 }
 
 // startNatives runs pipeline src in process with the two-stage natives.
@@ -90,7 +97,8 @@ func startNatives(tb testing.TB, src string, parts int32) *host.InProcess {
 // no retraction may come out.
 func TestInProcessUpdatesIntoAggregate(t *testing.T) {
 	ip := startNatives(t, twoStage("update"), 4)
-	recs, want := twoStageBids(6000, 12)
+	recs, counts := twoStageBids(6000, 12)
+	want := topsOf(counts)
 	got := map[int64]int{}
 	ip.Out = func(topic string, r abi.Record, _ time.Time) {
 		var v itemCount

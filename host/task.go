@@ -130,9 +130,8 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	t.stage = n.stages[key.stage]
 	t.ports.t = t
 	t.exec = graph.New(n.p, t.stage, graph.Deps{Collector: &t.ports, Operators: &t.ports, Meter: &t.ports})
-	emits, _ := n.p.Retractions()
-	t.retracting = slices.Contains(emits, true)
-	t.updates = slices.Contains(emits[t.stage.From:t.stage.To], true)
+	t.retracting = slices.Contains(n.emits, true)
+	t.updates = slices.Contains(n.emits[t.stage.From:t.stage.To], true)
 	if n.drv.syncsTime() {
 		t.sync = newTimeSync(n.p, t.stage)
 	}

@@ -60,8 +60,7 @@ func (t *task) windowConfig(s int) (windowing.Config, error) {
 	cfg.Time = nil
 	// The updates an aggregate folds (retract.go) come in any time order:
 	// its upstreams' progress alone says what is still to come.
-	_, folds := t.n.p.Retractions()
-	cfg.ProgressOnly = folds[s]
+	cfg.ProgressOnly = t.n.folds[s]
 	return cfg, err
 }
 
