@@ -56,6 +56,7 @@ const (
 	ExportJoin       = "eddy_join"
 	ExportKey        = "eddy_key"
 	ExportTimestamp  = "eddy_timestamp"
+	ExportTimer      = "eddy_timer"
 	ExportInitialize = "_initialize"
 )
 
@@ -68,6 +69,9 @@ const (
 	HostStatePut    = "state_put"
 	HostStateDelete = "state_delete"
 	HostCounterAdd  = "counter_add"
+	HostTimerSet    = "timer_set"
+	HostTimerDelete = "timer_delete"
+	HostTimeNow     = "time_now"
 	WASIModule      = "wasi_snapshot_preview1"
 )
 
@@ -104,10 +108,13 @@ const (
 	KindJoin      Kind = "join"
 	KindKey       Kind = "key"
 	KindTimestamp Kind = "timestamp"
+	// KindTimer answers the timers a process function set (ABI.md
+	// "Timers"): an addition to v1 that older modules need not know.
+	KindTimer Kind = "timer"
 )
 
 // Kinds lists every kind of ABI v1 in a stable order.
-var Kinds = []Kind{KindProcess, KindAggregate, KindJoin, KindKey, KindTimestamp}
+var Kinds = []Kind{KindProcess, KindAggregate, KindJoin, KindKey, KindTimestamp, KindTimer}
 
 // Exports returns the exports a module must provide for kind k, or nil for an
 // unknown kind.
@@ -123,6 +130,8 @@ func (k Kind) Exports() []string {
 		return []string{ExportKey}
 	case KindTimestamp:
 		return []string{ExportTimestamp}
+	case KindTimer:
+		return []string{ExportTimer}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,6 +50,22 @@ type Operators interface {
 	Aggregate(ctx context.Context, s int, cur []abi.Record, src []int32) ([]abi.Record, []int32, error)
 	// Join runs step s over cur, entering it on side.
 	Join(ctx context.Context, s int, side join.Side, cur []abi.Record, src []int32) ([]abi.Record, []int32, error)
+	// The timers of a step that has them (pipeline.Step.Timed: a map,
+	// filter or flat_map step with state; ABI.md "Timers"). The executor
+	// runs such a step's function over a batch in segments, firing the
+	// timers that are due before each (runTimed).
+	//
+	// FireTimers fires step s's timers that are due and returns what
+	// they made. Segment returns how many records of in (at least one)
+	// the next call of step s's function takes: no timer known may
+	// become due through the records before the last; and it arms the
+	// check of the timers that call sets (one due before the call's last
+	// record makes the call fail with runtime.ErrSplitCall, and the
+	// executor asks again for fewer). Advance moves step s's watermark
+	// past in, records its function ran over.
+	FireTimers(ctx context.Context, s int) ([]abi.Record, error)
+	Segment(s int, in []abi.Record) int
+	Advance(s int, in []abi.Record)
 }
 
 // Meter counts and times the steps. Steps run one after another: Enter is
@@ -94,8 +111,11 @@ type Executor struct {
 	// (pipeline.Retractions), whose mark a function's outputs inherit.
 	retracts bool
 
-	outs   []runtime.Output // per step: a step's output stays valid while the next runs
-	counts []int32          // RunFunction's count of outputs per input of the step it ran last
+	outs []runtime.Output // per step: a step's output stays valid while the next runs
+	// timedOuts are the outputs of the segments of a step with timers
+	// (runTimed), valid until the next batch.
+	timedOuts []runtime.Output
+	counts    []int32 // RunFunction's count of outputs per input of the step it ran last
 }
 
 // New makes the executor of stage st of p.
@@ -169,7 +189,12 @@ func (e *Executor) Run(ctx context.Context, first int, side join.Side, cur []abi
 			}
 			in, inSrc := cur, src
 			var dropped int
-			if cur, src, dropped, _, err = e.RunFunction(ctx, s, e.Steps[s], &e.outs[s], in, inSrc, true); err != nil {
+			if step.Timed() {
+				cur, src, dropped, err = e.runTimed(ctx, s, in, inSrc)
+			} else {
+				cur, src, dropped, _, err = e.RunFunction(ctx, s, e.Steps[s], &e.outs[s], in, inSrc, true)
+			}
+			if err != nil {
 				return res, err
 			}
 			m.Dropped(s, dropped)
@@ -271,6 +296,61 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 		}
 	}
 	return next, nsrc, dropped, nfailed, nil
+}
+
+// runTimed runs step s, which has timers, over in: the timers due before
+// each record fire before the function sees it, as if it ran record by
+// record, but the function is called once for as many records as that
+// allows (Operators.Segment). The output is in order: what the timers made
+// (src -1) and the function's outputs, segment after segment.
+func (e *Executor) runTimed(ctx context.Context, s int, in []abi.Record, inSrc []int32) (out []abi.Record, src []int32, dropped int, err error) {
+	ops := e.deps.Operators
+	fire := func() error {
+		recs, err := ops.FireTimers(ctx, s)
+		if err != nil {
+			return fmt.Errorf("step %s: timers: %w", e.steps[s].Name, err)
+		}
+		for _, r := range recs {
+			out, src = append(out, r), append(src, -1)
+		}
+		return nil
+	}
+	if err := fire(); err != nil {
+		return nil, nil, 0, err
+	}
+	for seg, pos := 0, 0; pos < len(in); seg++ {
+		if len(e.timedOuts) <= seg {
+			e.timedOuts = append(e.timedOuts, runtime.Output{})
+		}
+		n := ops.Segment(s, in[pos:])
+		var next []abi.Record
+		var nsrc []int32
+		var d int
+		for {
+			next, nsrc, d, _, err = e.RunFunction(ctx, s, e.Steps[s], &e.timedOuts[seg], in[pos:pos+n], inSrc[pos:pos+n], true)
+			if n > 1 && errors.Is(err, runtime.ErrSplitCall) {
+				// A timer the call set is due before its last record.
+				n = ops.Segment(s, in[pos:pos+n/2])
+				continue
+			}
+			break
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if pos == 0 && n == len(in) && len(out) == 0 {
+			out, src = next, nsrc // the usual case: one call, no copy
+		} else {
+			out, src = append(out, next...), append(src, nsrc...)
+		}
+		dropped += d
+		ops.Advance(s, in[pos:pos+n])
+		pos += n
+		if err := fire(); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	return out, src, dropped, nil
 }
 
 // markRetractions marks as a retraction every output of an input that is

@@ -50,6 +50,10 @@ func (d *driver) Aggregate(context.Context, int, []abi.Record, []int32) ([]abi.R
 	return nil, nil, errors.New("no aggregate in this test")
 }
 
+func (d *driver) FireTimers(context.Context, int) ([]abi.Record, error) { return nil, nil }
+func (d *driver) Segment(_ int, in []abi.Record) int                    { return len(in) }
+func (d *driver) Advance(int, []abi.Record)                             {}
+
 func (d *driver) Join(context.Context, int, join.Side, []abi.Record, []int32) ([]abi.Record, []int32, error) {
 	return nil, nil, errors.New("no join in this test")
 }

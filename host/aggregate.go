@@ -171,6 +171,15 @@ func (t *task) saveWatermarks() error {
 	if err := t.saveJoinWatermarks(); err != nil {
 		return err
 	}
+	for s, tm := range t.timers {
+		// A function without timers leaves its timer store as it is: no
+		// changelog record, no checkpoint of an unused store.
+		if tm != nil && (t.inst(s).Has(abi.KindTimer) || tm.total > 0) {
+			if err := tm.save(); err != nil {
+				return err
+			}
+		}
+	}
 	for _, tw := range t.windows {
 		if tw == nil {
 			continue

@@ -23,6 +23,21 @@ func ChangelogTopic(pipeline, step string) string {
 
 const changelogSuffix = "-changelog"
 
+// changelogTopics are the changelog topics of p's stores: of its stateful
+// steps, and of the timers of its steps with timers.
+func changelogTopics(p *Pipeline) []string {
+	var topics []string
+	for _, s := range p.Steps {
+		if s.Changelogged() {
+			topics = append(topics, ChangelogTopic(p.Name, s.Name))
+		}
+		if s.Timed() {
+			topics = append(topics, TimerTopic(p.Name, s.Name))
+		}
+	}
+	return topics
+}
+
 // partitioner sends changelog records to the partition they name (the task's
 // partition); repartition records by murmur2 of their key, except progress
 // markers, which name their partition; and every other record by Kafka's
@@ -339,7 +354,7 @@ func (n *Node) logChanges(ctx context.Context, tasks []*task, failed *firstError
 			failed.set(err)
 			return
 		}
-		for _, ts := range t.stores {
+		for _, ts := range t.allStores() {
 			if ts == nil || ts.source {
 				continue
 			}
@@ -399,7 +414,7 @@ func (f *firstError) get() error {
 // aborts the pending changes of the stores of tasks.
 func (n *Node) settleStores(tasks []*task, committed bool) error {
 	for _, t := range tasks {
-		for _, ts := range t.stores {
+		for _, ts := range t.allStores() {
 			if ts == nil {
 				continue
 			}

@@ -61,6 +61,8 @@ func (d kafkaDriver) send(ctx context.Context, t *task, b *batch, r *kgo.Record)
 func (d kafkaDriver) settled(t *task, head *batch) {
 	n := d.n
 	switch {
+	case head.last == nil:
+		// A tick (timers.go): it consumed nothing.
 	case n.p.Delivery != AtLeastOnce:
 		// exactly_once commits the offsets with the transaction,
 		// at_most_once before processing.

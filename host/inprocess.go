@@ -259,7 +259,7 @@ func (ip *InProcess) Commit() error {
 		if err := t.saveWatermarks(); err != nil {
 			return err
 		}
-		for _, ts := range t.stores {
+		for _, ts := range t.allStores() {
 			if ts == nil || ts.st.Pending() == 0 {
 				continue
 			}
@@ -295,6 +295,9 @@ func (ip *InProcess) Flush(ctx context.Context) error {
 				if err := t.runSteps(ctx, nil, t.stage.Inputs[0], s+1, join.Left, results, t.resultSrc(len(results))); err != nil {
 					return err
 				}
+			}
+			if err := t.flushTimers(ctx); err != nil {
+				return err
 			}
 		}
 		if err := ip.drain(ctx); err != nil {

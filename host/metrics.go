@@ -70,8 +70,10 @@ type stepMetrics struct {
 	// because its function failed on them when no record asked for them.
 	lostResults atomic.Int64
 	// tapped counts the records written to the step's to: topic.
-	tapped  atomic.Int64
-	seconds prometheus.Observer // time of the step over one batch
+	tapped atomic.Int64
+	// timersFired counts the timers of the step that fired.
+	timersFired atomic.Int64
+	seconds     prometheus.Observer // time of the step over one batch
 }
 
 func newMetrics(n *Node) *metrics {
@@ -279,6 +281,7 @@ var (
 	descStepDead     = prometheus.NewDesc("eddy_step_dead_letter_records_total", "Records that failed at a step (sent to the dead-letter topic).", labelsStep, nil)
 	descStepRebuilds = prometheus.NewDesc("eddy_step_instance_rebuilds_total", "Instances of a step's function rebuilt after a failure (trap, timeout, memory).", labelsStep, nil)
 	descStepVersion  = prometheus.NewDesc("eddy_step_function_version", "The version of a step's live function (0 before the first deploy).", labelsStep, nil)
+	descStepTimers   = prometheus.NewDesc("eddy_step_timers_fired_total", "Timers of a step that fired (eddy_timer calls' timers, those dead-lettered included).", labelsStep, nil)
 	descStepTapped   = prometheus.NewDesc("eddy_step_tapped_records_total", "Records a step wrote to its to: topic (besides passing them on).", labelsStep, nil)
 	descStepLost     = prometheus.NewDesc("eddy_window_results_dropped_total", "Window results of an aggregate step dropped because its function failed on them when no record asked for them (a corrupt accumulator).", labelsStep, nil)
 	descStepCorrupt  = prometheus.NewDesc("eddy_corrupt_entries_total", "Entries a step read back that did not decode and were skipped, by kind: store (an entry of its state), progress (a progress marker of a repartition topic).", []string{"step", "kind"}, nil)
@@ -303,7 +306,7 @@ var (
 func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIn, descOut, descDeadLettered, descLate, descOverload, descShadowOut,
 		descShadowFailed, descCommits, descAborts, descBufRecords, descBufBytes, descSwaps, descTaskRebuilds, descSyncTimeouts, descRegRefused, descBadVersions,
-		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped,
+		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped, descStepTimers,
 		descTasks, descTaskIn, descTaskOut, descWatermark, descWatermarkLag, descLag, descOffset,
 		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds} {
 		ch <- d
@@ -362,6 +365,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if s.To != "" {
 			counter(descStepTapped, sm.tapped.Load(), s.Name)
+			counter(descStepTimers, sm.timersFired.Load(), s.Name)
 		}
 		for k := range nCorruptKinds {
 			counter(descStepCorrupt, sm.corrupt[k].Load(), s.Name, k.String())

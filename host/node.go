@@ -657,6 +657,7 @@ func (n *Node) loop(ctx context.Context) error {
 		})
 		n.releaseAllSync(ctx)
 		n.flushHeld(ctx)
+		n.tickTimers(time.Now())
 		if n.checkpointing && time.Since(lastCkpt) >= n.p.CommitInterval {
 			if err := n.checkpoint(ctx); err != nil {
 				return err
@@ -702,12 +703,8 @@ func (n *Node) stateful() bool {
 // partitions as the largest source topic, so that every task of every stage
 // has its partition.
 func (n *Node) createTopics(ctx context.Context) error {
-	var changelogs, repartitions []string
-	for _, s := range n.p.Steps {
-		if s.Changelogged() {
-			changelogs = append(changelogs, ChangelogTopic(n.p.Name, s.Name))
-		}
-	}
+	var repartitions []string
+	changelogs := changelogTopics(n.p)
 	sides := false
 	for _, st := range n.stages {
 		if !st.Last {

@@ -168,10 +168,8 @@ func (n *Node) learnTopicLimits(ctx context.Context) {
 			topics = append(topics, st.Output)
 		}
 	}
+	topics = append(topics, changelogTopics(n.p)...)
 	for _, s := range n.p.Steps {
-		if s.Changelogged() {
-			topics = append(topics, ChangelogTopic(n.p.Name, s.Name))
-		}
 		if s.To != "" {
 			topics = append(topics, s.To)
 		}

@@ -489,6 +489,9 @@ func storeNames(p *Pipeline) []string {
 		case s.Stateful():
 			names = append(names, s.Name)
 		}
+		if s.Timed() {
+			names = append(names, timerStore(s.Name))
+		}
 	}
 	return names
 }
@@ -516,12 +519,7 @@ func planReset(ctx context.Context, adm *kadm.Client, p *Pipeline, opts ResetOpt
 		sources = append(sources, t)
 		why[t] = "source topic"
 	}
-	var changelogs []string
-	for _, s := range p.Steps {
-		if s.Changelogged() {
-			changelogs = append(changelogs, ChangelogTopic(p.Name, s.Name))
-		}
-	}
+	changelogs := changelogTopics(p)
 	for _, st := range p.Stages() {
 		if !st.Last {
 			ends = append(ends, st.Output)

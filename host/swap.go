@@ -392,6 +392,9 @@ func (t *task) refresh(ctx context.Context) {
 		if n.p.Steps[s].State {
 			inst.SetState(t.stores[s].st)
 		}
+		if tm := t.timers[s]; tm != nil {
+			inst.SetTimers(tm)
+		}
 		if tw := t.windows[s]; tw != nil {
 			tw.agg.setFunc(inst)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,6 +24,9 @@ import (
 type batch struct {
 	records []*kgo.Record
 	last    *kgo.Record // the last fetched record: its offset is committed when the batch is done
+	// tick marks a batch of no records that fires the task's timers
+	// (timers.go); last is nil.
+	tick bool
 	// pending counts produces not yet acknowledged (plus one while the task
 	// is still processing); the batch is done at zero.
 	pending int
@@ -46,6 +50,12 @@ type task struct {
 	stores  []*taskStore        // per step: the keyed store of a stateful or aggregate step, else nil
 	windows []*taskWindows      // per step: an aggregate step's windowing, else nil
 	joins   []*taskJoin         // per step: a join step's join, else nil
+	timers  []*stepTimers       // per step: a step with timers' timer service, else nil (timers.go)
+	// nextTick is when the poll loop next ticks the task's timers (unix
+	// ms; math.MaxInt64: never), set by the task after each batch; ticking
+	// says a tick is queued.
+	nextTick atomic.Int64
+	ticking  atomic.Bool
 	// retracting: an aggregate of the pipeline emits retractions, which
 	// no topic gets (retract.go)
 	retracting bool
@@ -145,6 +155,8 @@ func (n *Node) newTask(ctx context.Context, key taskKey) (*task, error) {
 	t.stores = make([]*taskStore, steps)
 	t.windows = make([]*taskWindows, steps)
 	t.joins = make([]*taskJoin, steps)
+	t.timers = make([]*stepTimers, steps)
+	t.nextTick.Store(math.MaxInt64)
 	t.gen = n.gen.Load() // before reading the current versions: a swap after this is seen at the first batch
 	for i := t.stage.From; i < t.stage.To; i++ {
 		if err := t.initStep(ctx, i); err != nil {
@@ -199,6 +211,11 @@ func (t *task) initStep(ctx context.Context, i int) error {
 		t.inst(i).SetState(ts.st)
 	}
 	t.stores[i] = ts
+	if step.Timed() {
+		if err := t.initTimers(ctx, i); err != nil {
+			return fmt.Errorf("timers: %w", err)
+		}
+	}
 	if step.Kind == StepAggregate {
 		tw, err := t.newTaskWindows(ctx, i, ts)
 		if err != nil {
@@ -251,6 +268,7 @@ func (t *task) run(ctx context.Context) {
 				return
 			}
 			t.observe(b)
+			t.planTick()
 			close(b.done)
 		}
 	}
@@ -276,6 +294,14 @@ func (t *task) stop(drain bool) {
 func (t *task) process(ctx context.Context, b *batch) error {
 	n := t.n
 	t.refresh(ctx)
+	if b.tick {
+		t.ticking.Store(false)
+		if err := t.fireTick(ctx, b); err != nil {
+			return err
+		}
+		t.settle(b)
+		return nil
+	}
 	// A join step's other input enters at that step: a table's records
 	// update it, the other stream's records join as its right side.
 	first, side := t.stage.From, join.Left
@@ -462,6 +488,17 @@ func (t *task) settle(b *batch) {
 		t.mu.inflight = t.mu.inflight[1:]
 		t.n.drv.settled(t, head)
 	}
+}
+
+// allStores are the task's stores: its steps' (t.stores) and their timers'.
+func (t *task) allStores() []*taskStore {
+	all := slices.Clip(t.stores)
+	for _, tm := range t.timers {
+		if tm != nil {
+			all = append(all, tm.ts)
+		}
+	}
+	return all
 }
 
 // takeProcessed returns the records to mark at a checkpoint and forgets them.

@@ -23,6 +23,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/jsonfield"
 	"github.com/eddy-streams/eddy/windowing"
 )
@@ -187,6 +188,10 @@ type Step struct {
 	// <pipeline>-<step>-changelog. Needs delivery at_least_once or
 	// exactly_once.
 	State bool `yaml:"state"`
+	// Watermark configures the event-time watermark of a step with timers
+	// (Timed): how out of order its input may be, and when an idle input
+	// stops holding it back. Absent: no disorder, no idleness.
+	Watermark *WatermarkSpec `yaml:"watermark"`
 	// Window configures an aggregate step's windows (required for it).
 	Window *WindowSpec `yaml:"window"`
 	// Emit is an aggregate step's emit mode: final (default) or update.
@@ -263,6 +268,13 @@ func (p *Pipeline) StepInputs() [][]int {
 	return ins
 }
 
+// Timed reports whether the step has timers (ABI.md "Timers"): a map,
+// filter or flat_map step with state. Its timers live in a store of their
+// own, with the changelog TimerTopic.
+func (s *Step) Timed() bool {
+	return s.State && (s.Kind == StepMap || s.Kind == StepFilter || s.Kind == StepFlatMap)
+}
+
 // Stateful reports whether the step keeps keyed state.
 func (s *Step) Stateful() bool { return s.State || s.Kind == StepAggregate || s.Kind == StepJoin }
 
@@ -288,6 +300,14 @@ type WindowSpec struct {
 	After       time.Duration `yaml:"after"`        // join: how much later
 }
 
+// WatermarkSpec is the watermark of a step with timers: the largest
+// record time it has seen on each of its inputs, less Disorder, the least
+// over the inputs that are not idle.
+type WatermarkSpec struct {
+	Disorder    time.Duration `yaml:"disorder"`
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+}
+
 // Sink says where output records go.
 type Sink struct {
 	Topic string `yaml:"topic"`
@@ -308,8 +328,13 @@ type Limits struct {
 	MemoryLimit ByteSize      `yaml:"memory_limit"` // per function instance
 	CallTimeout time.Duration `yaml:"call_timeout"` // per guest call (one batch)
 	QueueSize   int           `yaml:"queue_size"`   // batches buffered per partition
-	Overload    Overload      `yaml:"overload"`
-	SampleRate  float64       `yaml:"sample_rate"` // for overload: sample
+	// TimersPerKey and TimersPerTask bound the timers a step with timers
+	// holds for one key and in one task (a partition of the step); a
+	// timer_set past them fails the call (cause timer_limit).
+	TimersPerKey  int      `yaml:"timers_per_key"`
+	TimersPerTask int      `yaml:"timers_per_task"`
+	Overload      Overload `yaml:"overload"`
+	SampleRate    float64  `yaml:"sample_rate"` // for overload: sample
 }
 
 // ByteSize is a size in bytes that YAML may write as 64MiB, 512KiB, 1GB or a
@@ -677,6 +702,12 @@ func (p *Pipeline) setDefaults() {
 	if l.CallTimeout == 0 {
 		l.CallTimeout = DefaultCallTimeout
 	}
+	if l.TimersPerKey == 0 {
+		l.TimersPerKey = abi.DefaultMaxTimersPerKey
+	}
+	if l.TimersPerTask == 0 {
+		l.TimersPerTask = abi.DefaultMaxTimersPerTask
+	}
 	if l.QueueSize == 0 {
 		l.QueueSize = DefaultQueueSize
 	}
@@ -802,6 +833,14 @@ func (p *Pipeline) validate() error {
 		if s.Kind == StepKeyBy && s.State {
 			bad(f+".state", "a key_by step keeps no state")
 		}
+		if w := s.Watermark; w != nil {
+			switch {
+			case !s.Timed():
+				bad(f+".watermark", "only a map, filter or flat_map step with state: true has a watermark of its own (for its timers)")
+			case w.Disorder < 0 || w.IdleTimeout < 0:
+				bad(f+".watermark", "disorder and idle_timeout must not be negative")
+			}
+		}
 		if s.To != "" {
 			p.validateTap(f+".to", i, s.To, bad)
 		}
@@ -812,6 +851,13 @@ func (p *Pipeline) validate() error {
 			bad(f+".name", "%q is used by an earlier step", s.Name)
 		}
 		names[s.Name] = true
+	}
+	for i, s := range p.Steps {
+		// A step's timers have the changelog <pipeline>-<step>-timers-changelog,
+		// which is also the changelog of a step named <step>-timers.
+		if s.Timed() && names[s.Name+"-timers"] {
+			bad(fmt.Sprintf("steps[%d].name", i), "step %s has timers, whose changelog would be that of step %s-timers: rename one", s.Name, s.Name)
+		}
 	}
 	p.validateAfterAggregates(bad)
 	p.validateBranches(bad)
@@ -874,6 +920,9 @@ func (p *Pipeline) validate() error {
 	}
 	if l.CallTimeout < time.Millisecond || l.CallTimeout > MaxCallTimeout {
 		bad("limits.call_timeout", "must be between 1ms and %s, got %s", MaxCallTimeout, l.CallTimeout)
+	}
+	if l.TimersPerKey < 1 || l.TimersPerTask < l.TimersPerKey {
+		bad("limits.timers_per_key", "must be at least 1 and at most timers_per_task (%d), got %d", l.TimersPerTask, l.TimersPerKey)
 	}
 	if l.QueueSize < 1 || l.QueueSize > MaxQueueSize {
 		bad("limits.queue_size", "must be between 1 and %d, got %d", MaxQueueSize, l.QueueSize)

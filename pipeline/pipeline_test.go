@@ -50,6 +50,15 @@ func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 		{"bad duration", strings.Replace(goodPipeline, "delivery: exactly_once", "commit_interval: soon", 1), []string{"p.yaml:10: commit_interval: cannot unmarshal !!str `soon`", "want a duration"}},
 		{"sampling without rate", goodPipeline + "  overload: sample\n", []string{"p.yaml:11: limits.sample_rate: must be in (0, 1]"}},
 		{"empty", "", []string{"the file is empty"}},
+		{"watermark on a stateless step", strings.Replace(goodPipeline, "    kind: map\n", "    kind: map\n    watermark: {disorder: 1s}\n", 1),
+			[]string{"p.yaml:7: steps[0].watermark: only a map, filter or flat_map step with state: true has a watermark"}},
+		{"negative disorder", strings.Replace(goodPipeline, "    kind: map\n", "    kind: map\n    state: true\n    watermark: {disorder: -1s}\n", 1),
+			[]string{"steps[0].watermark: disorder and idle_timeout must not be negative"}},
+		{"timers per key over per task", goodPipeline + "  timers_per_key: 10\n  timers_per_task: 5\n",
+			[]string{"limits.timers_per_key: must be at least 1 and at most timers_per_task (5), got 10"}},
+		{"timer changelog taken", strings.Replace(goodPipeline, "    function: ../testdata/go/upper.wasm\n",
+			"    function: ../testdata/go/upper.wasm\n    state: true\n  - {name: upper-timers, kind: map, function: ../testdata/go/upper.wasm}\n", 1),
+			[]string{"steps[0].name: step upper has timers, whose changelog would be that of step upper-timers"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -350,6 +350,7 @@ var exportTypes = map[string][2][]api.ValueType{
 	abi.ExportJoin:      {{i32, i32}, {i64}},
 	abi.ExportKey:       {{i32, i32}, {i64}},
 	abi.ExportTimestamp: {{i32, i32}, {i64}},
+	abi.ExportTimer:     {{i32, i32}, {i64}},
 }
 
 func checkExports(m wazero.CompiledModule, names []string) error {

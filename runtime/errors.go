@@ -53,6 +53,10 @@ const (
 	// CauseStateLimit: a state_put with a key or value over the keyed-state
 	// limits (abi.MaxStateKey, abi.MaxStateValue); the call fails.
 	CauseStateLimit Cause = "state_limit"
+	// CauseTimerLimit: a timer_set past the timers a key or a task may
+	// hold (abi.DefaultMaxTimersPerKey, ...), or with a key over
+	// abi.MaxStateKey; the call fails.
+	CauseTimerLimit Cause = "timer_limit"
 )
 
 // Sentinels matched by errors.Is against an *Error of the same cause.
@@ -66,11 +70,15 @@ var (
 	ErrExit      = errors.New("guest exited")
 	// ErrStateLimit matches a CauseStateLimit failure.
 	ErrStateLimit = errors.New("keyed state limit exceeded")
+	// ErrTimerLimit matches a CauseTimerLimit failure; a Timers service
+	// returns it (wrapped) from Set for a timer past its limits.
+	ErrTimerLimit = errors.New("timer limit exceeded")
 )
 
 var causeErr = map[Cause]error{
 	CauseGuest: ErrGuest, CauseFailed: ErrFailed, CauseTrap: ErrTrap, CauseTimeout: ErrTimeout,
 	CauseOOM: ErrOOM, CauseMalformed: ErrMalformed, CauseExit: ErrExit, CauseStateLimit: ErrStateLimit,
+	CauseTimerLimit: ErrTimerLimit,
 }
 
 // Error is a failed guest call or a failed record. It names the function, the

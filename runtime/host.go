@@ -21,6 +21,9 @@ var hostTypes = map[string][2][]api.ValueType{
 	abi.HostStatePut:    {{i32, i32, i32, i32}, {i32}},
 	abi.HostStateDelete: {{i32, i32}, {i32}},
 	abi.HostCounterAdd:  {{i32, i32, i64}, nil},
+	abi.HostTimerSet:    {{i32, i32, i32, i64}, {i32}},
+	abi.HostTimerDelete: {{i32, i32, i32, i64}, {i32}},
+	abi.HostTimeNow:     {{i32}, {i64}},
 }
 
 // instKey carries the *Instance being called to the host functions.
@@ -49,6 +52,9 @@ func (f *Function) instantiateHost(ctx context.Context) error {
 	add(abi.HostStatePut, hostStatePut)
 	add(abi.HostStateDelete, hostStateDelete)
 	add(abi.HostCounterAdd, f.hostCounterAdd)
+	add(abi.HostTimerSet, hostTimerSet)
+	add(abi.HostTimerDelete, hostTimerDelete)
+	add(abi.HostTimeNow, hostTimeNow)
 	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("runtime: host module: %w", err)
 	}
@@ -166,7 +172,7 @@ func hostStatePut(ctx context.Context, m api.Module, stack []uint64) {
 // reason, and the call's other writes are dropped with it.
 func (i *Instance) refuseWrite(err error) bool {
 	if err != nil && i.limitErr == nil {
-		i.limitErr = err
+		i.limitErr, i.limitCause = err, CauseStateLimit
 	}
 	return i.limitErr != nil
 }

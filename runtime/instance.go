@@ -53,8 +53,11 @@ type Instance struct {
 	// writes are the state writes of the call in progress (state.go);
 	// limitErr is set by a state write over the limits, which fails the
 	// call (refuseWrite).
-	writes   callWrites
-	limitErr error
+	writes     callWrites
+	limitErr   error
+	limitCause Cause // CauseStateLimit or CauseTimerLimit, with limitErr
+	// timers is the step's timer service (timers.go), nil without one.
+	timers Timers
 
 	// A native instance (LoadNative) has no module: it runs nat.
 	nat     *Native
@@ -347,7 +350,7 @@ func (i *Instance) call(ctx context.Context, kind abi.Kind, export string, input
 	if i.limitErr != nil {
 		// A state write over the limits (refuseWrite): the call fails
 		// whatever it answered; the instance is sound and stays.
-		return nil, i.errorf(kind, CauseStateLimit, i.limitErr, "%v", i.limitErr)
+		return nil, i.errorf(kind, i.limitCause, i.limitErr, "%v", i.limitErr)
 	}
 	return i.answer(ctx, kind, int64(i.stack[0]))
 }
@@ -410,7 +413,7 @@ func (i *Instance) classify(kind abi.Kind, err error, memSize uint32) *Error {
 	case i.limitErr != nil:
 		// A state write over the limits, after which the guest trapped
 		// (an SDK may treat StateFailed as fatal).
-		return i.errorf(kind, CauseStateLimit, i.limitErr, "%v", i.limitErr)
+		return i.errorf(kind, i.limitCause, i.limitErr, "%v", i.limitErr)
 	case i.interrupted:
 		// The guest trapped on the interrupt flag the watchdog set.
 		err = fmt.Errorf("%w: interrupted: %w", context.DeadlineExceeded, err)

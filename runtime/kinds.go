@@ -39,11 +39,12 @@ func (i *Instance) Process(ctx context.Context, in []abi.Record, out *Output) er
 		return i.processNative(ctx, in, out)
 	}
 	try := func(lo, hi int) error {
-		nr, nf, ne, na := len(out.Records), len(out.From), len(out.Errors), len(out.arena)
+		nr, nf, ne, na, nfail := len(out.Records), len(out.From), len(out.Errors), len(out.arena), len(out.Failed)
 		err := i.processOnce(ctx, in[lo:hi], lo, out)
 		if err != nil {
 			clear(out.Records[nr:])
 			out.Records, out.From, out.Errors, out.arena = out.Records[:nr], out.From[:nf], out.Errors[:ne], out.arena[:na]
+			out.Failed = out.Failed[:nfail] // a call refused after its answer (ErrSplitCall)
 		}
 		return err
 	}
@@ -55,7 +56,14 @@ func (i *Instance) Process(ctx context.Context, in []abi.Record, out *Output) er
 
 func (i *Instance) processOnce(ctx context.Context, in []abi.Record, base int, out *Output) error {
 	i.enc = abi.AppendRecords(i.enc[:0], in)
-	view, err := i.call(ctx, abi.KindProcess, abi.ExportProcess, i.enc)
+	return i.answerRecords(ctx, abi.KindProcess, abi.ExportProcess, in, base, out)
+}
+
+// answerRecords calls export with the envelope in i.enc, which stands for
+// in (items base.. of the batch), and appends its [ Result × N ] answer of
+// records to out.
+func (i *Instance) answerRecords(ctx context.Context, kind abi.Kind, export string, in []abi.Record, base int, out *Output) error {
+	view, err := i.call(ctx, kind, export, i.enc)
 	if err != nil {
 		return err
 	}
@@ -64,7 +72,7 @@ func (i *Instance) processOnce(ctx context.Context, in []abi.Record, base int, o
 	nr, ne := len(out.From), len(out.Errors)
 	if err := abi.DecodeProcessOutput(out.arena[start:], in, &out.ProcessOutput); err != nil {
 		i.discard(ctx)
-		return i.errorf(abi.KindProcess, CauseMalformed, err, "%v", err)
+		return i.errorf(kind, CauseMalformed, err, "%v", err)
 	}
 	if n := len(out.arena) - start; n > compactMin && sparse(n, recordBytes(out.Records[nr:])) {
 		// Mostly what the records do not refer to (reasons of refused
@@ -82,13 +90,13 @@ func (i *Instance) processOnce(ctx context.Context, in []abi.Record, base int, o
 		}
 	}
 	for _, ie := range out.Errors[ne:] {
-		out.Failed = append(out.Failed, &Error{Function: i.fn.name, Kind: abi.KindProcess, Cause: CauseGuest,
+		out.Failed = append(out.Failed, &Error{Function: i.fn.name, Kind: kind, Cause: CauseGuest,
 			Code: ie.Code, Index: base + ie.Index, Group: -1, Reason: ie.Reason})
 	}
 	out.Errors = out.Errors[:ne]
 	// The call succeeded: its state writes take effect, those made for the
 	// records it refused included (ABI.md section 3).
-	return i.keepState(abi.KindProcess)
+	return i.keepState(kind)
 }
 
 // Result is the answer for one item of a join, key, timestamp, merge or

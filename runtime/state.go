@@ -125,11 +125,19 @@ func (i *Instance) beginState() {
 	if len(i.writes.ents) > 0 {
 		i.writes.reset()
 	}
+	if i.timers != nil {
+		i.timers.Keep(false) //nolint:errcheck // dropping changes cannot fail
+	}
 }
 
 // keepState applies the state writes of a call that succeeded. An error is
 // the store's (not the guest's): it fails the batch.
 func (i *Instance) keepState(kind abi.Kind) error {
+	if i.timers != nil {
+		if err := i.timers.Keep(true); err != nil {
+			return fmt.Errorf("function %s (%s): timers: %w", i.fn.name, kind, err)
+		}
+	}
 	if len(i.writes.ents) == 0 || i.state == nil {
 		return nil
 	}
@@ -158,7 +166,7 @@ func (c callState) Get(key []byte) ([]byte, bool, error) {
 // Put implements State.Put.
 func (c callState) Put(key, value []byte) error {
 	if err := checkStatePut(key, value); err != nil {
-		c.i.limitErr = err
+		c.i.limitErr, c.i.limitCause = err, CauseStateLimit
 		return err
 	}
 	c.i.writes.set(key, value, false)

@@ -136,6 +136,34 @@ func (w *Watermarks) Tick() int64 {
 	return w.current
 }
 
+// With returns the task watermark that Observe(id, t) would make, without
+// changing anything (idleness aside: an idle partition stays idle).
+func (w *Watermarks) With(id int32, t int64) int64 {
+	m, any := int64(math.MaxInt64), false
+	found := false
+	for i := range w.parts {
+		p := &w.parts[i]
+		if p.id == id {
+			found = true
+			q := *p
+			q.maxTime = max(q.maxTime, t)
+			m, any = min(m, w.partWM(&q)), true
+			continue
+		}
+		if !p.idle {
+			m, any = min(m, w.partWM(p)), true
+		}
+	}
+	if !found {
+		q := partition{id: id, maxTime: t}
+		m, any = min(m, w.partWM(&q)), true
+	}
+	if !any || m < w.current {
+		return w.current
+	}
+	return m
+}
+
 // Current returns the task watermark.
 func (w *Watermarks) Current() int64 { return w.current }
 

@@ -46,6 +46,7 @@ const (
 	expJoin
 	expKey
 	expTimestamp
+	expTimer
 	expManifest
 )
 
@@ -58,6 +59,7 @@ var exportNames = [...]string{
 	expJoin:      "eddy_join",
 	expKey:       "eddy_key",
 	expTimestamp: "eddy_timestamp",
+	expTimer:     "eddy_timer",
 	expManifest:  "eddy_manifest",
 }
 
@@ -110,6 +112,8 @@ func invoke(e export, in []byte) ([]byte, int32) {
 		err = g.key(in)
 	case expTimestamp:
 		err = g.timestamp(in)
+	case expTimer:
+		err = g.timers(in)
 	case expManifest:
 		g.out = appendManifest(g.out[:0])
 	}
@@ -129,6 +133,7 @@ type guest struct {
 	recs  []Record // decoded records of the batch (views into the input)
 	hdrs  []Header // headers of all records of the batch
 	items []item   // decoded join, merge and result items
+	fired []Timer  // decoded timers of eddy_timer
 	names map[string]string
 
 	// Aggregation: the groups of an eddy_agg_add call, the two scratch
@@ -721,7 +726,7 @@ func callInit(fn func() []byte) (acc []byte, err error) {
 
 // appendManifest appends the manifest (ABI.md section 4).
 func appendManifest(b []byte) []byte {
-	var kinds [5]string
+	var kinds [6]string
 	k := kinds[:0]
 	if reg.hasProcess() {
 		k = append(k, "process")
@@ -737,6 +742,9 @@ func appendManifest(b []byte) []byte {
 	}
 	if reg.timeFn != nil {
 		k = append(k, "timestamp")
+	}
+	if reg.timerFn != nil {
+		k = append(k, "timer")
 	}
 	n := 3
 	if reg.name != "" {

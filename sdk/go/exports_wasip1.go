@@ -71,6 +71,9 @@ func eddyKey(ptr, n uint32) int64 { return run(expKey, ptr, n) }
 //go:wasmexport eddy_timestamp
 func eddyTimestamp(ptr, n uint32) int64 { return run(expTimestamp, ptr, n) }
 
+//go:wasmexport eddy_timer
+func eddyTimer(ptr, n uint32) int64 { return run(expTimer, ptr, n) }
+
 // run calls export e on the n bytes at ptr and packs the answer as
 // (ptr << 32) | len, or returns -code on a call-level failure.
 func run(e export, ptr, n uint32) int64 {

@@ -14,3 +14,10 @@ func hostStateGet(key, buf []byte) int32      { return native.StateGet(key, buf)
 func hostStatePut(key, value []byte) int32    { return native.StatePut(key, value) }
 func hostStateDelete(key []byte) int32        { return native.StateDelete(key) }
 func hostCounterAdd(name string, delta int64) { native.CounterAdd(name, delta) }
+func hostTimerSet(key []byte, domain int32, at int64) int32 {
+	return native.TimerSet(key, domain, at)
+}
+func hostTimerDelete(key []byte, domain int32, at int64) int32 {
+	return native.TimerDelete(key, domain, at)
+}
+func hostTimeNow(domain int32) int64 { return native.TimeNow(domain) }

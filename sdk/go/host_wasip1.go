@@ -25,6 +25,15 @@ func importStateDelete(kptr unsafe.Pointer, klen uint32) int32
 //go:wasmimport eddy counter_add
 func importCounterAdd(nptr unsafe.Pointer, nlen uint32, delta int64)
 
+//go:wasmimport eddy timer_set
+func importTimerSet(kptr unsafe.Pointer, klen uint32, domain int32, at int64) int32
+
+//go:wasmimport eddy timer_delete
+func importTimerDelete(kptr unsafe.Pointer, klen uint32, domain int32, at int64) int32
+
+//go:wasmimport eddy time_now
+func importTimeNow(domain int32) int64
+
 func strPtr(s string) unsafe.Pointer   { return unsafe.Pointer(unsafe.StringData(s)) }
 func bytesPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 
@@ -47,3 +56,13 @@ func hostStateDelete(key []byte) int32 {
 func hostCounterAdd(name string, delta int64) {
 	importCounterAdd(strPtr(name), uint32(len(name)), delta)
 }
+
+func hostTimerSet(key []byte, domain int32, at int64) int32 {
+	return importTimerSet(bytesPtr(key), uint32(len(key)), domain, at)
+}
+
+func hostTimerDelete(key []byte, domain int32, at int64) int32 {
+	return importTimerDelete(bytesPtr(key), uint32(len(key)), domain, at)
+}
+
+func hostTimeNow(domain int32) int64 { return importTimeNow(domain) }

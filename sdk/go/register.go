@@ -15,6 +15,7 @@ type registry struct {
 	joinFn    func(key, left, right []byte) ([]byte, error)
 	keyFn     func(Record) ([]byte, error)
 	timeFn    func(Record) (int64, error)
+	timerFn   func(Timer) ([]Record, error)
 	name, ver string
 }
 

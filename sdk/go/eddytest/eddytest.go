@@ -24,9 +24,12 @@
 package eddytest
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	eddy "github.com/eddy-streams/eddy/sdk/go"
 	"github.com/eddy-streams/eddy/sdk/go/internal/msgpack"
@@ -337,10 +340,59 @@ func Counters() map[string]int64 { return native.Counters() }
 // returns the previous writer.
 func SetLogOutput(w io.Writer) io.Writer { return native.SetLog(w) }
 
-// Reset empties the state store, makes it available and zeroes the counters.
+// Reset empties the state store, makes it available, zeroes the counters
+// and forgets the timers.
 func Reset() {
 	native.ResetState()
 	native.ResetCounters()
+	native.ResetTimers()
+}
+
+// Timer is a timer the guest set (SetTimers lists them).
+type Timer struct {
+	Key    []byte
+	Domain eddy.TimeDomain
+	Time   int64
+}
+
+// Timers returns the timers the guest has set and not deleted, in time
+// order (then domain, then key).
+func Timers() []Timer {
+	var ts []Timer
+	for _, k := range native.Timers() {
+		ts = append(ts, Timer{Key: []byte(k.Key), Domain: eddy.TimeDomain(k.Domain), Time: k.Time})
+	}
+	slices.SortFunc(ts, func(a, b Timer) int {
+		return cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(a.Domain, b.Domain), bytes.Compare(a.Key, b.Key))
+	})
+	return ts
+}
+
+// SetCurrentTime sets what eddy.CurrentTime answers for domain d.
+func SetCurrentTime(d eddy.TimeDomain, now int64) { native.SetTimeNow(int32(d), now) }
+
+// FireTimers runs eddy_timer on timers, as the host does when they fire
+// (it does not delete them from Timers: the host deletes a timer when it
+// fires, a test may do it with Reset or by calling the guest). A record's
+// nil timestamp becomes its timer's time.
+func FireTimers(ts ...Timer) ([]Result, error) {
+	b := msgpack.AppendArrayHeader(nil, len(ts))
+	for _, t := range ts {
+		b = append(b, 0x93)
+		b = msgpack.AppendBin(b, t.Key)
+		b = msgpack.AppendInt(b, t.Time)
+		b = msgpack.AppendInt(b, int64(t.Domain))
+	}
+	out, err := Call("eddy_timer", b)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResults(out, len(ts), func(r *msgpack.Reader, i int, res *Result) {
+		n := r.ArrayLen()
+		for j := 0; j < n && r.Err() == nil; j++ {
+			res.Records = append(res.Records, readRecord(r, ts[i].Time))
+		}
+	})
 }
 
 func appendRecords(b []byte, recs []eddy.Record) []byte {

@@ -183,3 +183,83 @@ func ResetCounters() {
 	defer mu.Unlock()
 	mu.counters = nil
 }
+
+// TimerKey identifies a stand-in timer.
+type TimerKey struct {
+	Key    string
+	Domain int32
+	Time   int64
+}
+
+var timers struct {
+	set map[TimerKey]bool
+	now [2]int64
+}
+
+// TimerSet has the semantics of the timer_set host function: -2 when the
+// state mode is StateNone, -3 when failing or for an unknown domain.
+func TimerSet(key []byte, domain int32, at int64) int32 {
+	mu.Lock()
+	defer mu.Unlock()
+	if rc := modeRCLocked(); rc != 0 {
+		return rc
+	}
+	if domain != 0 && domain != 1 {
+		return -3
+	}
+	if timers.set == nil {
+		timers.set = map[TimerKey]bool{}
+	}
+	timers.set[TimerKey{string(key), domain, at}] = true
+	return 0
+}
+
+// TimerDelete has the semantics of the timer_delete host function.
+func TimerDelete(key []byte, domain int32, at int64) int32 {
+	mu.Lock()
+	defer mu.Unlock()
+	if rc := modeRCLocked(); rc != 0 {
+		return rc
+	}
+	delete(timers.set, TimerKey{string(key), domain, at})
+	return 0
+}
+
+// TimeNow has the semantics of the time_now host function: the time set
+// with SetTimeNow (math.MinInt64 until then).
+func TimeNow(domain int32) int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	if domain != 0 && domain != 1 || timers.set == nil && timers.now[domain] == 0 {
+		return -1 << 63
+	}
+	return timers.now[domain]
+}
+
+// SetTimeNow sets what TimeNow answers for domain.
+func SetTimeNow(domain int32, now int64) {
+	mu.Lock()
+	defer mu.Unlock()
+	if timers.set == nil {
+		timers.set = map[TimerKey]bool{}
+	}
+	timers.now[domain&1] = now
+}
+
+// Timers returns the timers set, in no order.
+func Timers() []TimerKey {
+	mu.Lock()
+	defer mu.Unlock()
+	ks := make([]TimerKey, 0, len(timers.set))
+	for k := range timers.set {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// ResetTimers forgets every timer and the times set.
+func ResetTimers() {
+	mu.Lock()
+	defer mu.Unlock()
+	timers.set, timers.now = nil, [2]int64{}
+}

@@ -1,0 +1,701 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/join"
+	"github.com/eddy-streams/eddy/runtime"
+	"github.com/eddy-streams/eddy/windowing"
+)
+
+// Timers of a stateful map, filter or flat_map step (ABI.md "Timers";
+// pipeline.Step.Timed). Each task keeps its step's timers in a store of
+// their own, beside the guest's keyed state (whose keys are the guest's to
+// choose: no prefix of the host's could be kept apart from them), with the
+// changelog TimerTopic: they survive restarts and move with the partition.
+// A guest call's timer_set and timer_delete change the call's view
+// (stepTimers.call); they reach the store when the call succeeds (Keep),
+// so a call that fails leaves the timers as they were, as it leaves the
+// keyed state. Timers that are due fire after the step's function has run
+// over a batch (taskPorts.Timers) or, for processing time, at a tick of the
+// node's poll loop (fireTick): they are deleted from the store and their
+// eddy_timer outputs produced in the same transaction, so under
+// exactly_once a timer fires once and its outputs are written once.
+
+// TimerTopic is the changelog topic of the timers of step of pipeline.
+// (validation keeps a step from being named <step>-timers, whose
+// changelog it would be).
+func TimerTopic(pipeline, step string) string {
+	return pipeline + "-" + step + "-timers" + changelogSuffix
+}
+
+// timerStore names a step's timer store in the state database (a name no
+// step can have).
+func timerStore(step string) string { return step + "\x00timers" }
+
+// Keys of a timer store: 't' + domain (1 byte) + time (8 bytes, big-endian,
+// sign bit flipped so that times sort in order) + the timer's key → empty;
+// 'n' + key → how many timers the key has (uvarint); the watermark and its
+// input times under 'w' (watermarkKey, inputTimeKey).
+const (
+	timerPrefix = 't'
+	timerCount  = 'n'
+)
+
+func appendTimerEntry(b []byte, d abi.TimeDomain, at int64, key []byte) []byte {
+	b = append(b, timerPrefix, byte(d))
+	b = binary.BigEndian.AppendUint64(b, uint64(at)^(1<<63))
+	return append(b, key...)
+}
+
+// parseTimerEntry reads a timer entry's key. The timer's Key is a view of k.
+func parseTimerEntry(k []byte) (abi.Timer, error) {
+	if len(k) < 10 || k[0] != timerPrefix {
+		return abi.Timer{}, fmt.Errorf("timer entry of %d bytes: %w", len(k), errCorruptEntry)
+	}
+	d := abi.TimeDomain(k[1])
+	if !d.Valid() {
+		return abi.Timer{}, fmt.Errorf("timer entry of domain %d: %w", k[1], errCorruptEntry)
+	}
+	if len(k)-10 > abi.MaxStateKey {
+		return abi.Timer{}, fmt.Errorf("timer entry with a key of %d bytes: %w", len(k)-10, errCorruptEntry)
+	}
+	return abi.Timer{Domain: d, Time: int64(binary.BigEndian.Uint64(k[2:10]) ^ (1 << 63)), Key: k[10:]}, nil
+}
+
+func timerCountKey(key []byte) []byte { return append([]byte{timerCount}, key...) }
+
+// maxFired bounds the timers one firing hands eddy_timer (and one
+// transaction gets the outputs of): more that are due fire at the next
+// batch or tick.
+const maxFired = 10_000
+
+// maxFlushRounds bounds the firings of one step at the end of the input.
+const maxFlushRounds = 1000
+
+// stepTimers is the timer service of one step in one task: the runtime's
+// Timers for the step's instance, its watermark, and the firing.
+type stepTimers struct {
+	ts              *taskStore
+	wm              *windowing.Watermarks
+	idle            time.Duration // the watermark's idle timeout
+	clock           func() time.Time
+	perKey, perTask int
+	bad             func(k []byte, err error) error // a corrupt entry (skipper.bad)
+
+	// total is the store's timer count and next, per domain, a time no
+	// later than its first timer (math.MaxInt64: none), both as of store
+	// generation gen (an abort or a restore changes them).
+	total int
+	next  [2]int64
+	gen   uint64
+	known bool
+
+	// The changes of the guest call in progress: call maps a timer entry
+	// to whether it exists after them, order is the entries in the order
+	// first changed, added the call's new timers per key.
+	call      map[string]bool
+	order     []string
+	added     map[string]int
+	callTotal int
+	callMin   int64 // the earliest event-time timer the call set (math.MaxInt64: none)
+
+	out runtime.Output // eddy_timer's answers
+
+	// The check of the call the executor is about to make (arm).
+	armed    bool
+	armLimit int64
+	armCalls int
+	// ended: the input has ended (InProcess.Flush), every event-time
+	// timer is due.
+	ended bool
+}
+
+var _ runtime.Timers = (*stepTimers)(nil)
+
+func newStepTimers(ts *taskStore, wm *windowing.Watermarks, idle time.Duration, perKey, perTask int, bad func(k []byte, err error) error) *stepTimers {
+	return &stepTimers{ts: ts, wm: wm, idle: idle, clock: time.Now, perKey: perKey, perTask: perTask, bad: bad,
+		call: map[string]bool{}, added: map[string]int{}, callMin: math.MaxInt64}
+}
+
+// sync recounts the store's timers after its generation changed.
+func (st *stepTimers) sync() error {
+	if st.known && st.gen == st.ts.st.Generation() {
+		return nil
+	}
+	st.total, st.next = 0, [2]int64{math.MaxInt64, math.MaxInt64}
+	err := st.ts.st.Scan([]byte{timerPrefix}, func(k, _ []byte) error {
+		t, err := parseTimerEntry(k)
+		if err != nil {
+			return st.bad(k, err)
+		}
+		st.total++
+		st.next[t.Domain] = min(st.next[t.Domain], t.Time)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	st.gen, st.known = st.ts.st.Generation(), true
+	return nil
+}
+
+// exists reports whether the timer entry exists for the call.
+func (st *stepTimers) exists(e []byte) (bool, error) {
+	if ok, found := st.call[string(e)]; found {
+		return ok, nil
+	}
+	_, ok, err := st.ts.st.Get(e)
+	return ok, err
+}
+
+// count is how many timers key has in the store.
+func (st *stepTimers) count(key []byte) (int, error) {
+	v, ok, err := st.ts.st.Get(timerCountKey(key))
+	if err != nil || !ok {
+		return 0, err
+	}
+	n, k := binary.Uvarint(v)
+	if k <= 0 || k != len(v) || n > math.MaxInt32 {
+		return 0, st.bad(timerCountKey(key), fmt.Errorf("timer count of %d bytes: %w", len(v), errCorruptEntry))
+	}
+	return int(n), nil
+}
+
+func (st *stepTimers) change(e []byte, exists bool) {
+	if _, seen := st.call[string(e)]; !seen {
+		st.order = append(st.order, string(e))
+	}
+	st.call[string(e)] = exists
+}
+
+// Set implements runtime.Timers.
+func (st *stepTimers) Set(key []byte, d abi.TimeDomain, at int64) error {
+	if err := st.sync(); err != nil {
+		return err
+	}
+	if d == abi.EventTime {
+		// Set, even if deleted later in the call: run record by record,
+		// it could have fired before the record that deletes it.
+		st.callMin = min(st.callMin, at)
+	}
+	e := appendTimerEntry(nil, d, at, key)
+	if ok, err := st.exists(e); err != nil || ok {
+		return err
+	}
+	n, err := st.count(key)
+	if err != nil {
+		return err
+	}
+	if have := n + st.added[string(key)]; have >= st.perKey {
+		return fmt.Errorf("%w: timer_set: the key has %d timers, the limit per key is %d (limits.timers_per_key)",
+			runtime.ErrTimerLimit, have, st.perKey)
+	}
+	if have := st.total + st.callTotal; have >= st.perTask {
+		return fmt.Errorf("%w: timer_set: the task has %d timers, the limit per task is %d (limits.timers_per_task)",
+			runtime.ErrTimerLimit, have, st.perTask)
+	}
+	st.change(e, true)
+	st.added[string(key)]++
+	st.callTotal++
+	return nil
+}
+
+// Delete implements runtime.Timers.
+func (st *stepTimers) Delete(key []byte, d abi.TimeDomain, at int64) error {
+	if err := st.sync(); err != nil {
+		return err
+	}
+	e := appendTimerEntry(nil, d, at, key)
+	if ok, err := st.exists(e); err != nil || !ok {
+		return err
+	}
+	st.change(e, false)
+	st.added[string(key)]--
+	st.callTotal--
+	return nil
+}
+
+// Now implements runtime.Timers.
+func (st *stepTimers) Now(d abi.TimeDomain) int64 {
+	if d == abi.EventTime {
+		return st.wm.Current()
+	}
+	return st.clock().UnixMilli()
+}
+
+// arm makes the next call of the step's function fail with
+// runtime.ErrSplitCall if it sets an event-time timer at or before limit
+// (on is false: no check). Only the first call after arm is checked: a
+// call that fails and is bisected runs its records in smaller calls
+// anyway.
+func (st *stepTimers) arm(on bool, limit int64) {
+	st.armed, st.armLimit, st.armCalls = on, limit, 0
+}
+
+// Keep implements runtime.Timers: the call's changes go to the store
+// (kept) or are forgotten.
+func (st *stepTimers) Keep(keep bool) error {
+	defer st.reset()
+	if !keep {
+		if st.armed {
+			if st.armCalls++; st.armCalls > 1 {
+				st.armed = false // a retry after a failed call
+			}
+		}
+		return nil
+	}
+	if st.armed {
+		st.armed = false
+		if st.callMin <= st.armLimit {
+			return runtime.ErrSplitCall
+		}
+	}
+	if len(st.order) == 0 {
+		return nil
+	}
+	s := st.ts.st
+	for _, e := range st.order {
+		var err error
+		if st.call[e] {
+			err = s.Put([]byte(e), []byte{})
+			t, _ := parseTimerEntry([]byte(e))
+			st.next[t.Domain] = min(st.next[t.Domain], t.Time)
+		} else {
+			err = s.Delete([]byte(e))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for key, n := range st.added {
+		if n == 0 {
+			continue
+		}
+		if err := st.addCount([]byte(key), n); err != nil {
+			return err
+		}
+	}
+	st.total += st.callTotal
+	return nil
+}
+
+// addCount adds n to key's timer count.
+func (st *stepTimers) addCount(key []byte, n int) error {
+	have, err := st.count(key)
+	if err != nil {
+		return err
+	}
+	if have += n; have <= 0 {
+		return st.ts.st.Delete(timerCountKey(key))
+	}
+	return st.ts.st.Put(timerCountKey(key), binary.AppendUvarint(nil, uint64(have)))
+}
+
+func (st *stepTimers) reset() {
+	st.callMin = math.MaxInt64
+	if len(st.order) == 0 {
+		return
+	}
+	clear(st.call)
+	clear(st.added)
+	st.order, st.callTotal = st.order[:0], 0
+}
+
+// due takes from the store the timers of domain d at or before upTo, in
+// time then key order, at most maxFired: they have fired. Their keys are
+// copies.
+func (st *stepTimers) due(d abi.TimeDomain, upTo int64) ([]abi.Timer, error) {
+	st.reset() // changes of a call that failed last
+	if err := st.sync(); err != nil {
+		return nil, err
+	}
+	if st.next[d] > upTo {
+		return nil, nil
+	}
+	var fired []abi.Timer
+	next := int64(math.MaxInt64)
+	errStop := errors.New("stop")
+	err := st.ts.st.Scan([]byte{timerPrefix, byte(d)}, func(k, _ []byte) error {
+		t, err := parseTimerEntry(k)
+		if err != nil {
+			return st.bad(k, err)
+		}
+		if t.Time > upTo || len(fired) == maxFired {
+			next = t.Time
+			return errStop
+		}
+		t.Key = bytes.Clone(t.Key)
+		fired = append(fired, t)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	for _, t := range fired {
+		if err := st.ts.st.Delete(appendTimerEntry(nil, t.Domain, t.Time, t.Key)); err != nil {
+			return nil, err
+		}
+		if err := st.addCount(t.Key, -1); err != nil {
+			return nil, err
+		}
+	}
+	st.total -= len(fired)
+	st.next[d] = next
+	return fired, nil
+}
+
+// upTo is how far timers of domain d are due: the watermark, or the clock.
+func (st *stepTimers) upTo(d abi.TimeDomain) int64 {
+	if d == abi.EventTime {
+		if st.ended {
+			return math.MaxInt64
+		}
+		return st.wm.Current()
+	}
+	return st.clock().UnixMilli()
+}
+
+// save records the watermark and its input times in the store.
+func (st *stepTimers) save() error {
+	s := st.ts.st
+	v := binary.BigEndian.AppendUint64(nil, uint64(st.wm.Current()))
+	if old, ok, err := s.Get(watermarkKey); err != nil {
+		return err
+	} else if !ok || !bytes.Equal(old, v) {
+		if err := s.Put(watermarkKey, v); err != nil {
+			return err
+		}
+	}
+	return saveInputTimes(s, st.wm.Times())
+}
+
+// initTimers opens step i's timer store, restores it and its watermark,
+// and gives the step's instance the service.
+func (t *task) initTimers(ctx context.Context, i int) error {
+	n := t.n
+	step := &n.p.Steps[i]
+	ts := &taskStore{st: n.db.Store(n.p.Name, timerStore(step.Name), t.part), topic: TimerTopic(n.p.Name, step.Name)}
+	ts.st.Abort()
+	if err := n.restore(ctx, ts, t.part); err != nil {
+		return fmt.Errorf("restore %s: %w", ts.topic, err)
+	}
+	var disorder, idle time.Duration
+	if w := step.Watermark; w != nil {
+		disorder, idle = w.Disorder, w.IdleTimeout
+	}
+	wm := windowing.NewWatermarks(disorder, idle, time.Now)
+	inputs := make([]int32, len(t.stage.Inputs))
+	for k := range inputs {
+		inputs[k] = int32(k)
+	}
+	wm.Assign(inputs...)
+	sk := n.skipper(i, ts.topic, t.part)
+	defer sk.done()
+	saved, err := loadWatermark(ts.st, sk.bad)
+	if err != nil {
+		return err
+	}
+	valid := func(in int32) bool { return in >= 0 && int(in) < len(inputs) }
+	if err := restoreInputTimes(ts.st, valid, sk.bad, func(in int32, at int64) error { wm.Observe(in, at); return nil }); err != nil {
+		return err
+	}
+	if saved != windowing.NoWatermark {
+		// The watermark never goes back: a restart does not fire again
+		// what fired before it (the input times alone may be lower,
+		// when an input idled).
+		wm.Observe(int32(len(inputs)), saved)
+		wm.Revoke(int32(len(inputs)))
+	}
+	tm := newStepTimers(ts, wm, idle, n.p.Limits.TimersPerKey, n.p.Limits.TimersPerTask, func(k []byte, err error) error {
+		n.log.Warn("corrupt timer entry skipped", "step", step.Name, "partition", t.part, "error", err)
+		return nil
+	})
+	if err := tm.sync(); err != nil {
+		return err
+	}
+	t.timers[i] = tm
+	t.inst(i).SetTimers(tm)
+	return nil
+}
+
+// fireTimers fires step s's timers of domain d that are due: eddy_timer
+// runs over them and its outputs are returned (src -1). A timer the
+// function fails on goes to the dead-letter topic (fired: it does not fire
+// again).
+func (t *task) fireTimers(ctx context.Context, b *batch, s int, d abi.TimeDomain) ([]abi.Record, error) {
+	tm := t.timers[s]
+	fired, err := tm.due(d, tm.upTo(d))
+	if err != nil || len(fired) == 0 {
+		return nil, err
+	}
+	t.n.metrics.steps[s].timersFired.Add(int64(len(fired)))
+	inst := t.inst(s)
+	if !inst.Has(abi.KindTimer) {
+		// The version now running exports no eddy_timer (a swap took it
+		// away): the timers cannot fire, and go to the dead-letter topic.
+		for j := range fired {
+			t.deadLetterTimer(ctx, b, s, &fired[j], &runtime.Error{Function: t.exec.Function(s), Kind: abi.KindTimer,
+				Cause: runtime.CauseGuest, Code: abi.CodeUnsupported, Index: j, Group: -1,
+				Reason: "the step's function does not export eddy_timer (kind timer)"})
+		}
+		return nil, nil
+	}
+	out := &tm.out
+	out.Reset()
+	if err := inst.Timer(ctx, fired, out); err != nil {
+		return nil, err
+	}
+	failed := map[int32]bool{}
+	for _, f := range out.Failed {
+		failed[int32(f.Index)] = true
+		t.deadLetterTimer(ctx, b, s, &fired[f.Index], f)
+	}
+	// A copy: the output buffer is the step's, and a batch fires its
+	// timers more than once.
+	var recs []abi.Record
+	for j := range out.Records {
+		if !failed[out.From[j]] {
+			recs = append(recs, copyRecord(&out.Records[j]))
+		}
+	}
+	return recs, nil
+}
+
+// copyRecord copies r's bytes into one new allocation.
+func copyRecord(r *abi.Record) abi.Record {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Value)
+	}
+	buf := make([]byte, 0, n)
+	own := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		buf = append(buf, b...)
+		return buf[len(buf)-len(b) : len(buf) : len(buf)]
+	}
+	c := abi.Record{Key: own(r.Key), Value: own(r.Value), Timestamp: r.Timestamp}
+	if len(r.Headers) > 0 {
+		c.Headers = make([]abi.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			c.Headers[i] = abi.Header{Key: strings.Clone(h.Key), Value: own(h.Value)}
+		}
+	}
+	return c
+}
+
+// deadLetterTimer sends a timer the function failed on to the dead-letter
+// topic: its key, no value, its time as the timestamp, and headers
+// eddy.timer.time and eddy.timer.domain.
+func (t *task) deadLetterTimer(ctx context.Context, b *batch, s int, tm *abi.Timer, e *runtime.Error) {
+	orig := &kgo.Record{Key: tm.Key, Timestamp: time.UnixMilli(max(0, tm.Time))}
+	msg := t.sendDeadLetter(ctx, b, orig, s, e.Error(), e.CodeString(),
+		kgo.RecordHeader{Key: "eddy.timer.time", Value: []byte(strconv.FormatInt(tm.Time, 10))},
+		kgo.RecordHeader{Key: "eddy.timer.domain", Value: []byte(tm.Domain.String())})
+	t.n.log.Warn("timer dead-lettered", "step", t.n.p.Steps[s].Name, "time", tm.Time, "domain", tm.Domain.String(), "error", msg)
+}
+
+// batchInput is the id of the input the batch in progress came from (its
+// topic among the stage's inputs), for the watermarks.
+func (p *taskPorts) batchInput() int32 {
+	if p.b != nil && len(p.b.records) > 0 {
+		return p.t.inputOf(p.b.records[0].Topic)
+	}
+	return 0
+}
+
+// FireTimers implements graph.Operators: step s's timers that are due, of
+// both domains, fire.
+func (p *taskPorts) FireTimers(ctx context.Context, s int) ([]abi.Record, error) {
+	t := p.t
+	tm := t.timers[s]
+	if tm == nil {
+		return nil, nil
+	}
+	tm.wm.Tick()
+	var out []abi.Record
+	for _, d := range []abi.TimeDomain{abi.EventTime, abi.ProcessingTime} {
+		recs, err := t.fireTimers(ctx, p.b, s, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// Segment implements graph.Operators: the records of in up to the first
+// whose watermark (that of the records before it) reaches step s's first
+// timer, and the check of the timers the call sets.
+func (p *taskPorts) Segment(s int, in []abi.Record) int {
+	tm := p.t.timers[s]
+	if tm == nil {
+		return len(in)
+	}
+	input := p.batchInput()
+	next := tm.next[abi.EventTime]
+	if !tm.known {
+		next = math.MinInt64 // unknown: one record at a time
+	}
+	seen := int64(math.MinInt64) // the largest time of the records before j
+	n := len(in)
+	for j := range in {
+		if j > 0 && tm.wm.With(input, seen) >= next {
+			n = j
+			break
+		}
+		if ts := in[j].Timestamp; ts >= windowing.MinTime && ts <= windowing.MaxTime {
+			seen = max(seen, ts)
+		}
+	}
+	// The watermark before the segment's last record: a timer the call
+	// sets at or before it must fire before that record is processed.
+	limit := tm.wm.Current()
+	for j := range n - 1 {
+		if ts := in[j].Timestamp; ts >= windowing.MinTime && ts <= windowing.MaxTime {
+			limit = max(limit, tm.wm.With(input, ts))
+		}
+	}
+	tm.arm(n > 1, limit)
+	return n
+}
+
+// Advance implements graph.Operators: step s's watermark moves with the
+// times of in.
+func (p *taskPorts) Advance(s int, in []abi.Record) {
+	tm := p.t.timers[s]
+	if tm == nil {
+		return
+	}
+	tm.armed = false
+	input := p.batchInput()
+	for j := range in {
+		if ts := in[j].Timestamp; ts >= windowing.MinTime && ts <= windowing.MaxTime {
+			tm.wm.Observe(input, ts)
+		}
+	}
+}
+
+// fireTick fires the timers of the stage's steps that are due without a
+// batch of records: processing-time timers as the clock passes them, and
+// event-time timers left over from a firing that hit maxFired or whose
+// watermark moved by idleness. What they make goes through the steps
+// after them. b is a tick batch (no records).
+func (t *task) fireTick(ctx context.Context, b *batch) error {
+	for s := t.stage.From; s < t.stage.To; s++ {
+		tm := t.timers[s]
+		if tm == nil {
+			continue
+		}
+		tm.wm.Tick()
+		var recs []abi.Record
+		for _, d := range []abi.TimeDomain{abi.EventTime, abi.ProcessingTime} {
+			r, err := t.fireTimers(ctx, b, s, d)
+			if err != nil {
+				return fmt.Errorf("step %s: timers: %w", t.n.p.Steps[s].Name, err)
+			}
+			recs = append(recs, r...)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		if err := t.runStepsAfter(ctx, b, s, recs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushTimers ends the input of the task's steps with timers: their
+// event-time timers all fire, those the firings set included, and what
+// they make goes on (InProcess.Flush, as windows fire at the end).
+func (t *task) flushTimers(ctx context.Context) error {
+	for s := t.stage.From; s < t.stage.To; s++ {
+		tm := t.timers[s]
+		if tm == nil {
+			continue
+		}
+		tm.ended = true
+		// A function that sets a new timer at every firing would fire
+		// forever: the rounds are bounded.
+		for round := 0; ; round++ {
+			if round == maxFlushRounds {
+				t.n.log.Warn("timers still due after the last flush round; left unfired", "step", t.n.p.Steps[s].Name, "rounds", round)
+				break
+			}
+			recs, err := t.fireTimers(ctx, nil, s, abi.EventTime)
+			if err != nil {
+				return fmt.Errorf("step %s: timers: %w", t.n.p.Steps[s].Name, err)
+			}
+			if tm.next[abi.EventTime] == math.MaxInt64 && len(recs) == 0 {
+				break
+			}
+			if err := t.runStepsAfter(ctx, nil, s, recs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runStepsAfter runs recs, what step s's timers made, through the steps
+// after s and produces what comes out, as window results go on after their
+// aggregate.
+func (t *task) runStepsAfter(ctx context.Context, b *batch, s int, recs []abi.Record) error {
+	return t.runSteps(ctx, b, t.stage.Inputs[0], s+1, join.Left, recs, t.resultSrc(len(recs)))
+}
+
+// planTick works out, after a batch, when the poll loop should next tick
+// the task's timers (nextTick): when its first processing-time timer is
+// due, at once when event-time timers are due already (more than one
+// firing takes), and every idle timeout when a watermark may move by
+// idleness.
+func (t *task) planTick() {
+	next := int64(math.MaxInt64)
+	for _, tm := range t.timers {
+		if tm == nil || !tm.known {
+			continue
+		}
+		next = min(next, tm.next[abi.ProcessingTime])
+		if tm.next[abi.EventTime] <= tm.wm.Current() {
+			next = math.MinInt64
+		}
+		if tm.idle > 0 && tm.next[abi.EventTime] != math.MaxInt64 {
+			next = min(next, tm.clock().Add(tm.idle).UnixMilli())
+		}
+	}
+	t.nextTick.Store(next)
+}
+
+// tickTimers queues a tick on every task whose timers are due (planTick),
+// unless one is queued already or its queue is full (the batches in it
+// fire timers too). Called by the poll loop, the only sender on the
+// queues.
+func (n *Node) tickTimers(now time.Time) {
+	ms := now.UnixMilli()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, t := range n.mu.groups {
+		if t.nextTick.Load() > ms || t.ticking.Load() || len(t.held) > 0 || len(t.in) == cap(t.in) {
+			continue
+		}
+		b := &batch{tick: true}
+		t.ticking.Store(true)
+		t.admit(b)
+		t.in <- b
+		n.txnWork = true
+	}
+}

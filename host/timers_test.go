@@ -1,0 +1,324 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
+)
+
+// quietAlert is an output of the timeout guest: a key went quiet one
+// second after its last activity.
+type quietAlert struct {
+	key        string
+	last, fire int64
+}
+
+// quietReference runs the timeout guest's contract record by record over
+// recs, one task with the watermark at the largest time seen: before each
+// record, the timers at or before the watermark fire in (time, key) order;
+// at the end every timer fires.
+func quietReference(recs []abi.Record) []quietAlert { return quietReferenceUpTo(recs, true) }
+
+// quietReferenceUpTo is quietReference; without end, the timers past the
+// watermark at the end do not fire (a node's input does not end).
+func quietReferenceUpTo(recs []abi.Record, end bool) []quietAlert {
+	last := map[string]int64{}
+	wm := int64(-1 << 63)
+	var out []quietAlert
+	fire := func(upTo int64) {
+		var due []string
+		for k, t := range last {
+			if t+1000 <= upTo {
+				due = append(due, k)
+			}
+		}
+		slices.SortFunc(due, func(a, b string) int {
+			if c := last[a] - last[b]; c != 0 {
+				return int(c)
+			}
+			return compareStrings(a, b)
+		})
+		for _, k := range due {
+			out = append(out, quietAlert{k, last[k], last[k] + 1000})
+			delete(last, k)
+		}
+	}
+	for _, r := range recs {
+		fire(wm)
+		last[string(r.Key)] = r.Timestamp
+		wm = max(wm, r.Timestamp)
+	}
+	if end {
+		wm = 1 << 62
+	}
+	fire(wm)
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// quietInput is activity of 12 keys over about three minutes: bursts of records
+// a few ms to 3 s apart, so that keys go quiet, and come back, throughout.
+func quietInput(seed uint64, n int) []abi.Record {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	const base = int64(1_700_000_000_000)
+	ts := base
+	var recs []abi.Record
+	for i := range n {
+		ts += rng.Int64N(120)
+		key := fmt.Sprintf("k%02d", rng.IntN(12))
+		if rng.IntN(10) == 0 {
+			key = fmt.Sprintf("k%02d", rng.IntN(3)) // three busy keys
+		}
+		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(strconv.Itoa(i)), Timestamp: ts})
+	}
+	return recs
+}
+
+// TestTimersInProcess runs the timeout guest (event-time timers moved at
+// every record, firing alerts) in process with batches of 1 to 700
+// records: the alerts must equal the record-by-record reference whatever
+// the batch size — the executor runs a batch in segments so that a timer
+// due before a record fires before the function sees it.
+func TestTimersInProcess(t *testing.T) {
+	fn, _ := filepath.Abs("../testdata/go/timeout.wasm")
+	for _, c := range []struct {
+		seed  uint64
+		batch int
+	}{{1, 1}, {1, 7}, {1, 64}, {1, 700}, {2, 200}, {3, 50}, {4, 500}} {
+		seed, batch := c.seed, c.batch
+		recs := quietInput(seed, 3000)
+		want := quietReference(recs)
+		if len(want) < 100 {
+			t.Fatalf("the input makes %d alerts: too few to test", len(want))
+		}
+		t.Run(fmt.Sprintf("seed=%d/batch=%d", seed, batch), func(t *testing.T) {
+			p := loadPipeline(t, fmt.Sprintf(`name: quiet
+source: {topics: [in]}
+steps:
+  - {name: quiet, kind: filter, function: %s, state: true}
+sink: {topic: out}
+delivery: exactly_once
+batch_size: %d
+`, fn, batch))
+			ctx := context.Background()
+			ip := startInProcess(t, p, 1)
+			var got []quietAlert
+			ip.Out = func(topic string, r abi.Record, _ time.Time) {
+				if topic != "out" {
+					t.Errorf("a record for %s: %s", topic, r.Value)
+					return
+				}
+				last, err := strconv.ParseInt(string(r.Value), 10, 64)
+				if err != nil {
+					t.Errorf("alert %q: %v", r.Value, err)
+				}
+				got = append(got, quietAlert{string(r.Key), last, r.Timestamp})
+			}
+			for i := 0; i < len(recs); i += 500 {
+				if err := ip.Send(ctx, "in", recs[i:min(i+500, len(recs))]); err != nil {
+					t.Fatal(err)
+				}
+				if err := ip.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := ip.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				n := 0
+				for i := range max(len(got), len(want)) {
+					var g, w quietAlert
+					if i < len(got) {
+						g = got[i]
+					}
+					if i < len(want) {
+						w = want[i]
+					}
+					if g != w && n < 5 {
+						n++
+						t.Errorf("alert %d: got %+v, want %+v", i, g, w)
+					}
+				}
+				t.Fatalf("%d alerts, want %d", len(got), len(want))
+			}
+			if st := ip.Stats(); st.DeadLettered != 0 {
+				t.Errorf("%d records dead-lettered", st.DeadLettered)
+			}
+		})
+	}
+}
+
+// TestTimerLimits sets more timers than limits.timers_per_task allows: the
+// records that would set them go to the dead-letter topic with the cause
+// timer_limit and a reason naming the limit, the others are processed, and
+// a timer fires once a key's is free again.
+func TestTimerLimits(t *testing.T) {
+	fn, _ := filepath.Abs("../testdata/go/timeout.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: limited
+source: {topics: [in]}
+steps:
+  - {name: quiet, kind: filter, function: %s, state: true}
+sink: {topic: out}
+delivery: exactly_once
+limits: {timers_per_key: 1, timers_per_task: 5}
+`, fn))
+	ctx := context.Background()
+	ip := startInProcess(t, p, 1)
+	var alerts []string
+	var dead []abi.Record
+	ip.Out = func(topic string, r abi.Record, _ time.Time) {
+		switch topic {
+		case "out":
+			alerts = append(alerts, string(r.Key))
+		case p.DeadLetter.Topic:
+			dead = append(dead, r)
+		}
+	}
+	const base = int64(1_700_000_000_000)
+	var recs []abi.Record
+	for i := range 8 {
+		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", i)), Timestamp: base + int64(i)})
+	}
+	if err := ip.Send(ctx, "in", recs); err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 3 {
+		t.Fatalf("%d dead letters, want 3 (keys 5 to 7)", len(dead))
+	}
+	for i, r := range dead {
+		code, reason := header(r, "eddy.error.code"), header(r, "eddy.error")
+		if string(r.Key) != fmt.Sprintf("k%d", i+5) || code != "timer_limit" || !strings.Contains(reason, "limit per task is 5") {
+			t.Errorf("dead letter %d: key %s, code %q, reason %q", i, r.Key, code, reason)
+		}
+	}
+	if err := ip.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"k0", "k1", "k2", "k3", "k4"}; !slices.Equal(alerts, want) {
+		t.Fatalf("alerts %v, want %v", alerts, want)
+	}
+}
+
+// TestTimersOnNode runs the timeout guest on a node (exactly_once, four
+// partitions), stops it halfway and goes on with a node that has an empty
+// data directory, which restores the timers from their changelog. The
+// alerts must be those of the record-by-record reference of each
+// partition, up to its watermark (a node fires no timer past it), each
+// once.
+func TestTimersOnNode(t *testing.T) {
+	b := startBroker(t, "in", "out")
+	fn, _ := filepath.Abs("../testdata/go/timeout.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: quiet-node
+source: {topics: [in]}
+steps:
+  - {name: quiet, kind: filter, function: %s, state: true}
+sink: {topic: out}
+delivery: exactly_once
+commit_interval: 50ms
+batch_size: 50
+`, fn))
+	recs := quietInput(3, 2000)
+	produceAll(t, b.Brokers(), "in", recs[:1000])
+	n1 := startStatefulNode(t, b.Brokers(), p, "n1", t.TempDir())
+	await.Until(t, 50*time.Millisecond, func() bool { return n1.node.Stats().In >= 1000 },
+		func() string { return fmt.Sprintf("node 1 processed %d of 1000 records", n1.node.Stats().In) })
+	n1.stop(t)
+	produceAll(t, b.Brokers(), "in", recs[1000:])
+	n2 := startStatefulNode(t, b.Brokers(), p, "n2", t.TempDir())
+	defer n2.stop(t)
+	await.Until(t, 50*time.Millisecond, func() bool { return n2.node.Stats().In >= 1000 },
+		func() string { return fmt.Sprintf("node 2 processed %d of 1000 records", n2.node.Stats().In) })
+
+	// The reference, partition by partition, in the order the node read.
+	byPart := map[int32][]abi.Record{}
+	_, err := host.Consume(context.Background(), b.Brokers(), "in", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, m host.Meta) error {
+		byPart[m.Partition] = append(byPart[m.Partition], abi.Record{Key: slices.Clone(r.Key), Timestamp: r.Timestamp})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []quietAlert
+	for _, rs := range byPart {
+		want = append(want, quietReferenceUpTo(rs, false)...)
+	}
+	got := map[quietAlert]int{}
+	out := consumeAll(t, b, "out", len(want), 3*time.Second)
+	for _, r := range out {
+		last, _ := strconv.ParseInt(string(r.Value), 10, 64)
+		got[quietAlert{string(r.Key), last, r.Timestamp}]++
+	}
+	missing, dup := 0, 0
+	for _, w := range want {
+		switch got[w] {
+		case 0:
+			missing++
+			if missing <= 3 {
+				t.Errorf("missing alert %+v", w)
+			}
+		case 1:
+		default:
+			dup++
+		}
+		delete(got, w)
+	}
+	if missing > 0 || dup > 0 || len(got) > 0 {
+		t.Fatalf("%d alerts for %d expected: %d missing, %d duplicated, %d unexpected (%v)", len(out), len(want), missing, dup, len(got), got)
+	}
+}
+
+// TestProcessingTimersOnNode runs the remind guest: processing-time timers
+// that fire when the node has no more input (the poll loop's tick), each
+// once, in exactly_once transactions of their own.
+func TestProcessingTimersOnNode(t *testing.T) {
+	b := startBroker(t, "in", "out")
+	fn, _ := filepath.Abs("../testdata/go/remind.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: remind
+source: {topics: [in]}
+steps:
+  - {name: remind, kind: filter, function: %s, state: true}
+sink: {topic: out}
+delivery: exactly_once
+commit_interval: 50ms
+`, fn))
+	var recs []abi.Record
+	for i := range 40 {
+		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("r%02d", i)), Value: []byte(strconv.Itoa(200 + 20*i))})
+	}
+	produceAll(t, b.Brokers(), "in", recs)
+	n := startStatefulNode(t, b.Brokers(), p, "n1", t.TempDir())
+	defer n.stop(t)
+	out := consumeAll(t, b, "out", len(recs), 3*time.Second)
+	seen := map[string]int{}
+	for _, r := range out {
+		if string(r.Value) != "reminder" {
+			t.Errorf("output %s=%s", r.Key, r.Value)
+		}
+		seen[string(r.Key)]++
+	}
+	for _, r := range recs {
+		if c := seen[string(r.Key)]; c != 1 {
+			t.Errorf("key %s: %d reminders, want 1", r.Key, c)
+		}
+	}
+}
