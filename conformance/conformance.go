@@ -215,6 +215,9 @@ func (s *suite) cases() []testCase {
 	if m.Has(abi.KindTimestamp) {
 		add("timestamp/batch-sizes", s.extractBatchSizes(abi.KindTimestamp))
 	}
+	if m.Has(abi.KindTimer) {
+		add("timer/batch-sizes", s.timerBatchSizes)
+	}
 	for _, c := range references[s.reference] {
 		add("reference/"+s.reference+"/"+c.name, func(i *runtime.Instance) (string, error) { return c.run(s, i) })
 	}

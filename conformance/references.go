@@ -63,6 +63,7 @@ var references = map[string][]refCase{
 	"counter":    {{"keyed-state-counters-and-logging", expectCounter}},
 	"joiner":     {{"nests-both-sides", expectJoin}},
 	"wordkey":    {{"key-and-timestamp", expectWordkey}},
+	"timeout":    {{"event-time-timers", expectTimeout}},
 }
 
 func values(vs ...string) []abi.Record {

@@ -365,6 +365,8 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if s.To != "" {
 			counter(descStepTapped, sm.tapped.Load(), s.Name)
+		}
+		if s.Timed() {
 			counter(descStepTimers, sm.timersFired.Load(), s.Name)
 		}
 		for k := range nCorruptKinds {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -320,5 +322,11 @@ commit_interval: 50ms
 		if c := seen[string(r.Key)]; c != 1 {
 			t.Errorf("key %s: %d reminders, want 1", r.Key, c)
 		}
+	}
+	rec := httptest.NewRecorder()
+	n.node.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	line := regexp.MustCompile(`(?m)^eddy_step_timers_fired_total\{[^}]*step="remind"[^}]*\} (\d+)$`).FindStringSubmatch(rec.Body.String())
+	if line == nil || line[1] != strconv.Itoa(len(recs)) {
+		t.Errorf("eddy_step_timers_fired_total{step=remind}: %q, want %d", line, len(recs))
 	}
 }

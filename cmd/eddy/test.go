@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -101,10 +103,14 @@ func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
 		return err
 	}
 	defer fn.Release(ctx, inst)
+	t := &tester{c: c, inst: inst, w: w, batch: f.batchSize}
 	if f.withState {
 		inst.SetState(state.NewMemory())
+		if m := fn.Manifest(); m.Has(abi.KindTimer) {
+			t.timers = runtime.NewMemoryTimers()
+			inst.SetTimers(t.timers)
+		}
 	}
-	t := &tester{c: c, inst: inst, w: w, batch: f.batchSize}
 	switch kind {
 	case abi.KindProcess:
 		err = t.process(ctx, r)
@@ -150,6 +156,10 @@ type tester struct {
 	batch  int
 	seen   int
 	failed int
+	// timers is the timer service of a module with timers under --state:
+	// its records then go one at a time, the timers due before each firing
+	// first (processTimed).
+	timers *runtime.MemoryTimers
 	lines  []int // input line of each record of the current batch
 }
 
@@ -185,6 +195,9 @@ func (t *tester) report(line int, err *runtime.Error) {
 }
 
 func (t *tester) process(ctx context.Context, r *jsonl.Reader) error {
+	if t.timers != nil {
+		return t.processTimed(ctx, r)
+	}
 	var out runtime.Output
 	return t.eachBatch(r, func(recs []abi.Record) error {
 		out.Reset()
@@ -207,6 +220,82 @@ func (t *tester) process(ctx context.Context, r *jsonl.Reader) error {
 		}
 		return nil
 	})
+}
+
+// processTimed runs a function with timers record by record, as a node's
+// step does: before each record the event-time timers at or before the
+// watermark (the largest timestamp of the records before it) fire, and
+// the processing-time timers at or before the clock; when the input ends
+// every timer fires. Timer outputs are printed where they fire.
+func (t *tester) processTimed(ctx context.Context, r *jsonl.Reader) error {
+	var out runtime.Output
+	wm := int64(math.MinInt64)
+	fire := func(end bool) error {
+		for {
+			now := time.Now().UnixMilli()
+			upTo := wm
+			if end {
+				upTo, now = math.MaxInt64, math.MaxInt64
+			}
+			t.timers.SetNow(abi.EventTime, wm)
+			t.timers.SetNow(abi.ProcessingTime, time.Now().UnixMilli())
+			due := append(t.timers.Due(abi.EventTime, upTo), t.timers.Due(abi.ProcessingTime, now)...)
+			if len(due) == 0 {
+				return nil
+			}
+			out.Reset()
+			if err := t.inst.Timer(ctx, due, &out); err != nil {
+				return err
+			}
+			failed := map[int]bool{}
+			for _, e := range out.Failed {
+				failed[e.Index] = true
+				tm := due[e.Index]
+				t.failed++
+				e.Index, e.Group = -1, -1
+				fmt.Fprintf(t.c.stderr, "timer %q at %d (%s): %v\n", tm.Key, tm.Time, tm.Domain, e)
+			}
+			for j := range out.Records {
+				if failed[int(out.From[j])] {
+					continue
+				}
+				if err := t.w.Write(&out.Records[j]); err != nil {
+					return err
+				}
+			}
+			if !end {
+				return nil // timers set by these fire before the next record
+			}
+		}
+	}
+	saved := t.batch
+	t.batch = 1
+	defer func() { t.batch = saved }()
+	err := t.eachBatch(r, func(recs []abi.Record) error {
+		if err := fire(false); err != nil {
+			return err
+		}
+		out.Reset()
+		if err := t.inst.Process(ctx, recs, &out); err != nil {
+			return err
+		}
+		for _, e := range out.Failed {
+			t.report(t.lines[e.Index], e)
+		}
+		if len(out.Failed) == 0 {
+			for j := range out.Records {
+				if err := t.w.Write(&out.Records[j]); err != nil {
+					return err
+				}
+			}
+		}
+		wm = max(wm, recs[0].Timestamp)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return fire(true)
 }
 
 // eachBatch reads batches of records until the input ends and calls fn with

@@ -21,3 +21,25 @@ func TestAggregateKeyWithNoFoldedRecordHasNoResult(t *testing.T) {
 		}
 	}
 }
+
+// TestTestFiresTimers: under --state, eddy test runs a function with
+// timers record by record, firing the event-time timers the watermark of
+// the records before each has passed, and every timer left when the input
+// ends; without --state the records are refused (the function has no
+// store).
+func TestTestFiresTimers(t *testing.T) {
+	in := `{"key":"a","value":"x","timestamp":1000}` + "\n" + `{"key":"b","value":"x","timestamp":1500}` + "\n" +
+		`{"key":"c","value":"x","timestamp":3000}` + "\n" + `{"key":"a","value":"x","timestamp":3500}` + "\n"
+	stdout, stderr, code := run(t, in, "test", "--state", td("go/timeout.wasm"))
+	// a's timer at 2000 and b's at 2500 fire before a's second record
+	// (the watermark is 3000 then); c's and a's new one at the end.
+	want := `{"key":"a","value":1000,"timestamp":2000}` + "\n" + `{"key":"b","value":1500,"timestamp":2500}` + "\n" +
+		`{"key":"c","value":3000,"timestamp":4000}` + "\n" + `{"key":"a","value":3500,"timestamp":4500}` + "\n"
+	if code != 0 || stdout != want {
+		t.Fatalf("exit %d, stdout:\n%s\nwant:\n%s\nstderr:\n%s", code, stdout, want, stderr)
+	}
+	_, stderr, code = run(t, in, "test", td("go/timeout.wasm"))
+	if code != 1 || !strings.Contains(stderr, "4 of 4 records failed") {
+		t.Fatalf("without --state: exit %d, stderr:\n%s", code, stderr)
+	}
+}

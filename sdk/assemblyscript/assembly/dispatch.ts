@@ -33,6 +33,7 @@ import { Aggregator, reg } from "./register";
 import { Code, clearFailure, failureCode, failureReason } from "./errors";
 import { reportError } from "./host";
 import { newView, pointView } from "./views";
+import { Timer, TimeDomain } from "./timers";
 
 /** What the manifest reports in its "sdk" key. */
 export const SDK_VERSION = "assemblyscript/0.1.0";
@@ -61,6 +62,9 @@ const headerViews: Uint8Array[] = [];
 const itemKey = newView();
 const itemA = newView();
 const itemB = newView();
+// The timer handed to the timer handler, and its key's view.
+const timer = new Timer();
+const timerKey = newView();
 // Empty accumulator, for nil accumulators and handlers that return null.
 const emptyAcc = new Uint8Array(0);
 
@@ -203,11 +207,16 @@ function writeOneRecord(r: Record, inTime: i64): void {
  * nil, which ABI.md 5.2 defines as the same value in one byte.
  */
 function writeRecord(r: Record, inTime: i64): void {
+  writeRecordAt(r, r.timestamp, inTime);
+}
+
+/** Writes an output Record with timestamp ts instead of r's (see writeRecord). */
+function writeRecordAt(r: Record, ts: i64, inTime: i64): void {
   out.writeByte(0x94);
   out.writeBin(r.key);
   out.writeBin(r.value);
-  if (r.timestamp == inTime) out.writeByte(Format.NIL);
-  else out.writeInt(r.timestamp);
+  if (ts == inTime) out.writeByte(Format.NIL);
+  else out.writeInt(ts);
   let hs = r.headers;
   if (hs == null) {
     out.writeByte(0x90);
@@ -644,6 +653,67 @@ export function timestamp(ptr: usize, len: i32): i64 {
   return records(ptr, len, RecordCall.TIMESTAMP, "eddy_timestamp");
 }
 
+/** Checks n timers, [key bytes, time int, domain int] each; false (with the reason in rd) if one is malformed. */
+function checkTimers(n: i32): bool {
+  for (let i = 0; i < n; i++) {
+    if (rd.readArrayLen() != 3) rd.fail("a timer is not an array of 3 elements");
+    rd.readBytes();
+    rd.readInt();
+    rd.readInt();
+    if (!rd.ok) {
+      rd.error = "timer " + i.toString() + ": " + rd.error!;
+      return false;
+    }
+  }
+  return trailing();
+}
+
+/**
+ * eddy_timer: [Timer × N] → [Result × N], body = [Record × k], Timer =
+ * [key bytes, time int, domain int]. Output records are written as those of
+ * eddy_process, with the timer's time as the input's: an output timestamp
+ * of 0 (a new Record's) or the timer's time is written as nil, which the
+ * host reads as the timer's time.
+ */
+export function timers(ptr: usize, len: i32): i64 {
+  const name = "eddy_timer";
+  let fn = reg.timerFn;
+  if (fn == null) return unsupported(ptr, len, name, "this module implements no timer function");
+  let n = count(ptr, len);
+  if (n < 0) return callFailure(Code.BAD_ENVELOPE, name + ": " + malformed());
+  out.reset();
+  out.writeArrayHeader(n);
+  let first = rd.pos;
+  if (!checkTimers(n)) {
+    failAll(n, Code.BAD_ENVELOPE, malformed());
+    return answer();
+  }
+  rd.pos = first;
+  for (let i = 0; i < n; i++) {
+    rd.readArrayLen();
+    timer.key = viewOf(timerKey, rd.readBytes());
+    let at = rd.readInt();
+    timer.time = at;
+    timer.domain = <TimeDomain><i32>rd.readInt();
+    clearFailure();
+    let outs = fn(timer);
+    if (wroteFailure()) continue;
+    out.writeByte(0x92);
+    out.writeByte(0x00);
+    if (changetype<usize>(outs) == 0) {
+      out.writeByte(0x90);
+      continue;
+    }
+    let k = outs.length;
+    out.writeArrayHeader(k);
+    for (let j = 0; j < k; j++) {
+      let r = unchecked(outs[j]);
+      writeRecordAt(r, r.timestamp == 0 ? at : r.timestamp, at);
+    }
+  }
+  return answer();
+}
+
 /** The kinds of calls that take [key, a, b] or [key, acc] items. */
 const enum ItemCall {
   JOIN,
@@ -912,6 +982,7 @@ export function manifest(): i64 {
   if (reg.joinFn != null) kinds++;
   if (reg.keyFn != null) kinds++;
   if (reg.timeFn != null) kinds++;
+  if (reg.timerFn != null) kinds++;
   let n = 3;
   if (reg.name.length > 0) n++;
   if (reg.version.length > 0) n++;
@@ -925,6 +996,7 @@ export function manifest(): i64 {
   if (reg.joinFn != null) out.writeStr("join");
   if (reg.keyFn != null) out.writeStr("key");
   if (reg.timeFn != null) out.writeStr("timestamp");
+  if (reg.timerFn != null) out.writeStr("timer");
   if (reg.name.length > 0) {
     out.writeStr("name");
     out.writeStr(reg.name);

@@ -37,6 +37,9 @@ export const NO_STATE_REASON = "eddy: no keyed state store (the step is not stat
 /** The reason of a record that failed because the host's state storage failed. */
 export const STATE_FAILED_REASON = "eddy: keyed state storage failed";
 
+/** The reason of a record that failed because the host refused a timer (setTimer returned FAILED). */
+export const TIMER_REFUSED_REASON = "eddy: timer refused by the host";
+
 // The failure noted for the current record; code 0 is none.
 let failCode: i32 = 0;
 let failReason: string = "";
@@ -120,5 +123,23 @@ export function failState<T>(status: StateStatus): T {
     failCode = Code.STATE;
     failReason = STATE_FAILED_REASON;
   }
+  return zero<T>();
+}
+
+/**
+ * Fails the current record because setTimer returned status: NO_STORE is
+ * REJECTED (the function was deployed in a step without state, so without
+ * timers), FAILED is REJECTED with the reason "eddy: timer refused by the
+ * host" (when the host refused the timer for a limit it fails the call
+ * whatever the function answers, and the record is dead-lettered with
+ * cause timer_limit). Returns a zero value of T for the handler to return
+ * (see reject). deleteTimer's status goes to failState, like statePut's.
+ *
+ *	let st = eddy.setTimer(r.key, eddy.TimeDomain.EVENT_TIME, r.timestamp + 1000);
+ *	if (st != eddy.StateStatus.OK) return eddy.failTimer<bool>(st);
+ */
+export function failTimer<T>(status: StateStatus): T {
+  failCode = Code.REJECTED;
+  failReason = status == StateStatus.NO_STORE ? NO_STATE_REASON : TIMER_REFUSED_REASON;
   return zero<T>();
 }

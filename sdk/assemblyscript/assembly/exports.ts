@@ -84,3 +84,9 @@ export function eddy_timestamp(ptr: usize, len: i32): i64 {
   if (!enter("eddy_timestamp", ptr, len)) return -Code.BAD_ENVELOPE;
   return d.timestamp(ptr, len);
 }
+
+/** Timers that fired: [Timer × N] → [Result × N]. */
+export function eddy_timer(ptr: usize, len: i32): i64 {
+  if (!enter("eddy_timer", ptr, len)) return -Code.BAD_ENVELOPE;
+  return d.timers(ptr, len);
+}

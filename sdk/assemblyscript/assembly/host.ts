@@ -165,7 +165,8 @@ export function stateDelete(key: Uint8Array | null): StateStatus {
   return status(hostStateDelete(keyPtr(key), keyLen(key)));
 }
 
-function status(rc: i32): StateStatus {
+/** The StateStatus of a host call's return code: 0 OK, -2 NO_STORE, anything else FAILED (also used by timers.ts). */
+export function status(rc: i32): StateStatus {
   if (rc == 0) return StateStatus.OK;
   if (rc == -2) return StateStatus.NO_STORE;
   return StateStatus.FAILED;

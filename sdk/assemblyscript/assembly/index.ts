@@ -25,10 +25,17 @@
 // # Kinds
 //
 // A module implements one handler of each kind it wants: one process handler
-// (map, filter or flatMap), an aggregate, a join, a keyBy and a timestamp
-// extractor. Registering a kind twice aborts: it is a programming error. The
-// manifest lists the registered kinds; the module exports every kind, and
-// the unregistered ones answer UNSUPPORTED.
+// (map, filter or flatMap), an aggregate, a join, a keyBy, a timestamp
+// extractor and a timer handler (onTimer). Registering a kind twice aborts:
+// it is a programming error. The manifest lists the registered kinds; the
+// module exports every kind, and the unregistered ones answer UNSUPPORTED.
+//
+// # Timers
+//
+// A process handler in a step with keyed state may set timers for a key
+// (setTimer, deleteTimer; currentTime reads the step's watermark or clock);
+// a timer that fires is handed to the onTimer handler, which returns
+// records as a flatMap does (timers.ts).
 //
 // # Errors
 //
@@ -64,6 +71,7 @@ export {
   join,
   keyBy,
   timestamp,
+  onTimer,
   setName,
   MapFn,
   FilterFn,
@@ -71,13 +79,15 @@ export {
   JoinFn,
   KeyFn,
   TimestampFn,
+  TimerFn,
   InitFn,
   AddFn,
   MergeFn,
   ResultFn,
 } from "./register";
-export { Code, reject, badInput, fail, failState } from "./errors";
+export { Code, reject, badInput, fail, failState, failTimer } from "./errors";
 export { Level, log, count, StateStatus, stateGet, stateStatus, statePut, stateDelete } from "./host";
+export { TimeDomain, Timer, NO_TIME, setTimer, deleteTimer, currentTime } from "./timers";
 export { SDK_VERSION } from "./dispatch";
 
 /** Returns the UTF-8 bytes of s, in a new array. */

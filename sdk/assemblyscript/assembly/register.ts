@@ -4,6 +4,7 @@
 // read afterwards. An instance is never called from two threads at once.
 
 import { Record } from "./record";
+import { Timer } from "./timers";
 
 /** A map handler: returns the single output record (see map). */
 export type MapFn = (r: Record) => Record;
@@ -17,6 +18,8 @@ export type JoinFn = (key: Uint8Array | null, left: Uint8Array | null, right: Ui
 export type KeyFn = (r: Record) => Uint8Array | null;
 /** An event-time extractor (see timestamp). */
 export type TimestampFn = (r: Record) => i64;
+/** A timer handler: returns zero or more output records (see onTimer). */
+export type TimerFn = (t: Timer) => Record[];
 
 /** Aggregator.init: returns the initial accumulator. */
 export type InitFn = () => Uint8Array;
@@ -78,6 +81,7 @@ export namespace reg {
   export let joinFn: JoinFn | null = null;
   export let keyFn: KeyFn | null = null;
   export let timeFn: TimestampFn | null = null;
+  export let timerFn: TimerFn | null = null;
   export let name: string = "";
   export let version: string = "";
 
@@ -169,6 +173,24 @@ export function keyBy(fn: KeyFn): void {
 export function timestamp(fn: TimestampFn): void {
   taken("timestamp", reg.timeFn != null);
   reg.timeFn = fn;
+}
+
+/**
+ * Registers fn as the module's timer function (kind "timer"), called for
+ * each timer of the step that fires (see setTimer); the records it returns
+ * are outputs of the step, zero or more, as those of a flatMap. An output
+ * record whose timestamp is 0 (a new Record's) or the timer's time gets the
+ * timer's time. The array and its records are encoded before fn is called
+ * again, so fn may reuse them. A failure (reject, failState, ...) sends the
+ * timer to the dead-letter topic; it does not fire again.
+ *
+ * The timer is a view valid during the call (see Timer). Register it beside
+ * the process handler (map, filter or flatMap) that sets the timers, in the
+ * module's top-level code; registering a second timer handler aborts.
+ */
+export function onTimer(fn: TimerFn): void {
+  taken("timer", reg.timerFn != null);
+  reg.timerFn = fn;
 }
 
 /**

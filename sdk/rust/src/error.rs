@@ -63,6 +63,14 @@ impl Error {
     pub const STATE_FAILED: Error =
         Error { code: code::STATE, reason: Cow::Borrowed("eddy: keyed state storage failed") };
 
+    /// Returned by [`set_timer`](crate::set_timer) when the host refused
+    /// the timer: the key or the task holds as many timers as the pipeline
+    /// allows, the key is over 16 KiB, or the host's storage failed. For a
+    /// limit the host fails the call whatever the function answers; as an
+    /// answer it fails the record with code STATE.
+    pub const TIMER_REFUSED: Error =
+        Error { code: code::STATE, reason: Cow::Borrowed("eddy: timer refused by the host") };
+
     /// The function refused the record (code REJECTED, 1).
     pub fn rejected(reason: impl Into<Cow<'static, str>>) -> Error {
         Error { code: code::REJECTED, reason: reason.into() }

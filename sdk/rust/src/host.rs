@@ -21,6 +21,12 @@ mod imp {
         fn import_state_delete(kptr: *const u8, klen: u32) -> i32;
         #[link_name = "counter_add"]
         fn import_counter_add(nptr: *const u8, nlen: u32, delta: i64);
+        #[link_name = "timer_set"]
+        fn import_timer_set(kptr: *const u8, klen: u32, domain: i32, time: i64) -> i32;
+        #[link_name = "timer_delete"]
+        fn import_timer_delete(kptr: *const u8, klen: u32, domain: i32, time: i64) -> i32;
+        #[link_name = "time_now"]
+        fn import_time_now(domain: i32) -> i64;
     }
 
     pub fn log(level: i32, msg: &str) {
@@ -47,22 +53,35 @@ mod imp {
     pub fn counter_add(name: &str, delta: i64) {
         unsafe { import_counter_add(name.as_ptr(), name.len() as u32, delta) }
     }
+
+    pub fn timer_set(key: &[u8], domain: i32, time: i64) -> i32 {
+        unsafe { import_timer_set(key.as_ptr(), key.len() as u32, domain, time) }
+    }
+
+    pub fn timer_delete(key: &[u8], domain: i32, time: i64) -> i32 {
+        unsafe { import_timer_delete(key.as_ptr(), key.len() as u32, domain, time) }
+    }
+
+    pub fn time_now(domain: i32) -> i64 {
+        unsafe { import_time_now(domain) }
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod imp {
     use std::cell::RefCell;
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
 
-    /// What the stand-in state store does.
+    /// What the stand-in state store (and timer service) does.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum StateMode {
-        /// No state store: every state call answers -2 (the default, as
-        /// under `eddy test` without `--state`).
+        /// No state store: every state and timer call answers -2 and
+        /// `time_now` the minimum i64 (the default, as under `eddy test`
+        /// without `--state`).
         Absent,
-        /// An in-memory store.
+        /// An in-memory store and timer service.
         Memory,
-        /// Every state call answers -3, a host storage error.
+        /// Every state and timer call answers -3, a host storage error.
         Failing,
     }
 
@@ -72,6 +91,10 @@ pub(crate) mod imp {
         pub counters: BTreeMap<String, i64>,
         pub logs: Vec<(i32, String)>,
         pub last_error: Option<(i32, String)>,
+        /// The timers set and not deleted: (key, domain, time).
+        pub timers: BTreeSet<(Vec<u8>, i32, i64)>,
+        /// What `time_now` answers for domains 0 and 1.
+        pub now: [i64; 2],
     }
 
     thread_local! {
@@ -81,6 +104,8 @@ pub(crate) mod imp {
             counters: BTreeMap::new(),
             logs: Vec::new(),
             last_error: None,
+            timers: BTreeSet::new(),
+            now: [i64::MIN; 2],
         });
     }
 
@@ -142,6 +167,47 @@ pub(crate) mod imp {
 
     pub fn counter_add(name: &str, delta: i64) {
         NATIVE.with(|n| *n.borrow_mut().counters.entry(name.to_owned()).or_insert(0) += delta);
+    }
+
+    pub fn timer_set(key: &[u8], domain: i32, time: i64) -> i32 {
+        NATIVE.with(|n| {
+            let mut n = n.borrow_mut();
+            match n.mode {
+                StateMode::Absent => -2,
+                StateMode::Failing => -3,
+                StateMode::Memory if domain != 0 && domain != 1 => -3,
+                StateMode::Memory => {
+                    n.timers.insert((key.to_vec(), domain, time));
+                    0
+                }
+            }
+        })
+    }
+
+    pub fn timer_delete(key: &[u8], domain: i32, time: i64) -> i32 {
+        NATIVE.with(|n| {
+            let mut n = n.borrow_mut();
+            match n.mode {
+                StateMode::Absent => -2,
+                StateMode::Failing => -3,
+                StateMode::Memory if domain != 0 && domain != 1 => -3,
+                StateMode::Memory => {
+                    n.timers.remove(&(key.to_vec(), domain, time));
+                    0
+                }
+            }
+        })
+    }
+
+    pub fn time_now(domain: i32) -> i64 {
+        NATIVE.with(|n| {
+            let n = n.borrow();
+            match (n.mode, domain) {
+                (StateMode::Absent, _) => i64::MIN,
+                (_, 0) | (_, 1) => n.now[domain as usize],
+                _ => i64::MIN,
+            }
+        })
     }
 }
 

@@ -341,24 +341,42 @@ pub(crate) fn write_record(b: &mut Vec<u8>, r: &Record<'_>, in_ts: i64) {
     }
 }
 
-/// Collects the output records of a [`FlatMap`](crate::FlatMap) handler,
-/// encoding each one at once into the SDK's output buffer.
+/// Collects the output records of a [`FlatMap`](crate::FlatMap) or
+/// [`OnTimer`](crate::OnTimer) handler, encoding each one at once into the
+/// SDK's output buffer.
 pub struct Emitter<'o> {
     out: &'o mut Vec<u8>,
     count: usize,
     in_ts: i64,
+    /// A timer's emitter: a timestamp of 0 stands for the timer's time.
+    zero_inherits: bool,
 }
 
 impl<'o> Emitter<'o> {
     pub(crate) fn new(out: &'o mut Vec<u8>, in_ts: i64) -> Self {
-        Emitter { out, count: 0, in_ts }
+        Emitter { out, count: 0, in_ts, zero_inherits: false }
+    }
+
+    /// The emitter of a timer at `time`: records with timestamp 0 or
+    /// `time` get the timer's time.
+    pub(crate) fn for_timer(out: &'o mut Vec<u8>, time: i64) -> Self {
+        Emitter { out, count: 0, in_ts: time, zero_inherits: true }
     }
 
     /// Emits one output record. Its bytes are copied at once, so `r` may
     /// borrow anything that lives through this call.
+    ///
+    /// In a flat_map, a timestamp equal to the input record's is written as
+    /// "inherit" (nil). In a timer handler, a timestamp of 0 (as
+    /// [`Record::new`] makes) or equal to the timer's time gives the record
+    /// the timer's time, written as nil.
     #[inline]
     pub fn emit(&mut self, r: Record<'_>) {
-        write_record(self.out, &r, self.in_ts);
+        if self.zero_inherits && r.timestamp == 0 {
+            write_record(self.out, &Record { timestamp: self.in_ts, ..r }, self.in_ts);
+        } else {
+            write_record(self.out, &r, self.in_ts);
+        }
         self.count += 1;
     }
 
