@@ -41,7 +41,8 @@
  * EDDY_MODULE(...) takes the fields of an eddy_module_t as designated
  * initialisers: the name and version, and one handler per kind the module
  * implements: one process handler (.map, .filter or .flat_map), an
- * .aggregate, a .join, a .key and a .timestamp extractor. It defines the
+ * .aggregate, a .join, a .key and a .timestamp extractor, and a .timer
+ * handler for the timers the module sets (see Timers below). It defines the
  * module's exports and must appear once in the program, at file scope, after
  * the handlers. The manifest lists the kinds that have a handler; every kind
  * is exported, and the others answer UNSUPPORTED. eddy.h itself may be
@@ -88,6 +89,25 @@
  *
  * eddy_log / eddy_logf write to the host's log, eddy_count adds to a metric,
  * and eddy_state_get / eddy_state_put / eddy_state_delete use keyed state.
+ * A module imports only the host functions it calls.
+ *
+ * # Timers
+ *
+ * In a step with keyed state, eddy_set_timer(key, EDDY_EVENT_TIME, at) sets
+ * a timer that fires when the step's watermark reaches at
+ * (EDDY_PROCESSING_TIME: when the node's clock does); eddy_delete_timer
+ * deletes one and eddy_current_time reads the step's clocks. A timer that
+ * fires is handed to the module's .timer handler, which emits records as a
+ * flat_map does:
+ *
+ *     static int fire(const eddy_timer_t *t, eddy_emitter_t *out)
+ *     {
+ *             eddy_record_t r = {.key = t->key, .value = EDDY_STR("late")};
+ *             eddy_emit(out, &r);              // timestamp 0: the timer's time
+ *             return EDDY_OK;
+ *     }
+ *
+ *     EDDY_MODULE(.name = "remind", .filter = touch, .timer = fire);
  *
  * # Native builds
  *
@@ -218,13 +238,40 @@ typedef struct eddy_buf {
 	size_t cap;
 } eddy_buf_t;
 
-/* eddy_emitter_t collects the output records of a flat_map handler; see
- * eddy_emit. */
+/* eddy_emitter_t collects the output records of a flat_map or timer
+ * handler; see eddy_emit. */
 typedef struct eddy_emitter {
 	eddy_mp_writer_t *w;
-	int64_t in_timestamp;
+	int64_t in_timestamp; /* the input record's timestamp, or the timer's time */
 	uint32_t count;
+	bool zero_inherits; /* a timer handler's: timestamp 0 is in_timestamp */
 } eddy_emitter_t;
+
+/*
+ * eddy_time_domain_t is the clock a timer is set on (ABI.md section 3,
+ * "Timers").
+ */
+typedef enum eddy_time_domain {
+	/* Event-time timers fire when the step's watermark reaches their time. */
+	EDDY_EVENT_TIME = 0,
+	/* Processing-time timers fire when the node's clock reaches it. */
+	EDDY_PROCESSING_TIME = 1
+} eddy_time_domain_t;
+
+/* EDDY_NO_TIME is what eddy_current_time answers when the time is not
+ * known: INT64_MIN. */
+#define EDDY_NO_TIME INT64_MIN
+
+/*
+ * eddy_timer_t is a timer that fired: the key it was set for (a view into
+ * the host's input buffer, valid until the handler returns), its time in
+ * milliseconds since the Unix epoch, UTC, and its domain.
+ */
+typedef struct eddy_timer {
+	eddy_bytes_t key;
+	int64_t time;
+	eddy_time_domain_t domain;
+} eddy_timer_t;
 
 /*
  * Handler types. Every handler returns EDDY_OK or a failure code (see
@@ -247,6 +294,11 @@ typedef int (*eddy_timestamp_fn)(const eddy_record_t *in, int64_t *ts);
 /* eddy_join_fn: combines the left and right values of key (a missing side is
  * null); *out (preset null) is the joined value, null to emit nothing. */
 typedef int (*eddy_join_fn)(eddy_bytes_t key, eddy_bytes_t left, eddy_bytes_t right, eddy_bytes_t *out);
+/* eddy_timer_fn: handles a timer that fired (kind "timer"): zero or more
+ * output records, each passed to eddy_emit, which go on as the step's
+ * output. An output record whose timestamp is 0 or the timer's time gets
+ * the timer's time. A failure sends the timer to the dead-letter topic. */
+typedef int (*eddy_timer_fn)(const eddy_timer_t *timer, eddy_emitter_t *out);
 
 /*
  * eddy_aggregator_t is an aggregate function (kind "aggregate"): the host
@@ -286,6 +338,7 @@ typedef struct eddy_module {
 	eddy_join_fn join;
 	eddy_key_fn key;
 	eddy_timestamp_fn timestamp;
+	eddy_timer_fn timer; /* the timers the module sets (kind "timer") */
 } eddy_module_t;
 
 /* ======================================================================== */
@@ -352,6 +405,9 @@ EDDY__IMPORT("state_get") int32_t eddy__host_state_get(const void *k, size_t kn,
 EDDY__IMPORT("state_put") int32_t eddy__host_state_put(const void *k, size_t kn, const void *v, size_t vn);
 EDDY__IMPORT("state_delete") int32_t eddy__host_state_delete(const void *k, size_t kn);
 EDDY__IMPORT("counter_add") void eddy__host_counter_add(const void *p, size_t n, int64_t delta);
+EDDY__IMPORT("timer_set") int32_t eddy__host_timer_set(const void *k, size_t kn, int32_t domain, int64_t at);
+EDDY__IMPORT("timer_delete") int32_t eddy__host_timer_delete(const void *k, size_t kn, int32_t domain, int64_t at);
+EDDY__IMPORT("time_now") int64_t eddy__host_time_now(int32_t domain);
 #else
 static inline void eddy__host_log(int32_t level, const void *p, size_t n);
 static inline void eddy__host_error(int32_t code, const void *p, size_t n);
@@ -359,6 +415,9 @@ static inline int32_t eddy__host_state_get(const void *k, size_t kn, void *v, si
 static inline int32_t eddy__host_state_put(const void *k, size_t kn, const void *v, size_t vn);
 static inline int32_t eddy__host_state_delete(const void *k, size_t kn);
 static inline void eddy__host_counter_add(const void *p, size_t n, int64_t delta);
+static inline int32_t eddy__host_timer_set(const void *k, size_t kn, int32_t domain, int64_t at);
+static inline int32_t eddy__host_timer_delete(const void *k, size_t kn, int32_t domain, int64_t at);
+static inline int64_t eddy__host_time_now(int32_t domain);
 #endif
 
 /* ======================================================================== */
@@ -674,6 +733,8 @@ typedef struct eddy__globals {
 	size_t hdrs_len, hdrs_cap;
 	eddy__item_t *items;
 	size_t items_cap;
+	eddy_timer_t *timers; /* the decoded timers of eddy_timer */
+	size_t timers_cap;
 	eddy__group_t *groups;
 	size_t groups_cap;
 	eddy__rec_err_t *errs;
@@ -1219,6 +1280,69 @@ static inline int eddy_state_delete(eddy_bytes_t key)
 	return rc == 0 ? EDDY_OK : eddy__state_rc(rc);
 }
 
+/*
+ * Timers (ABI.md section 3, "Timers"). A function in a step with keyed
+ * state (a map, filter or flat_map step with state: true) may set timers: a
+ * key (bytes of its choice, usually the record's key; at most 16 KiB), a
+ * domain and a time in milliseconds since the Unix epoch, UTC. A timer
+ * fires once, when the step's watermark (EDDY_EVENT_TIME) or the node's
+ * clock (EDDY_PROCESSING_TIME) reaches its time, and is handed to the
+ * module's .timer handler. Timer changes are committed with the state
+ * writes of their call, and are kept with the step's state. A null key is
+ * the same timer key as an empty one.
+ */
+
+/* The reason of a timer the host refused, as the Go SDK words it. */
+#define EDDY_REASON_TIMER_REFUSED "eddy: timer refused by the host"
+
+/*
+ * eddy_set_timer sets a timer for key at time at in domain; setting one that
+ * exists keeps one. A timer at or before the step's current time fires at
+ * the next firing of the step's timers.
+ *
+ * It returns EDDY_OK, or a failure code with its reason set, which a
+ * handler can return as it is: EDDY_REJECTED with EDDY_REASON_NO_STATE when
+ * the step has no timers (no state store), and EDDY_REJECTED with
+ * EDDY_REASON_TIMER_REFUSED when the host refused the timer (an unknown
+ * domain, a key over 16 KiB, a key or task that holds as many timers as the
+ * pipeline allows, or a storage failure). The host then fails the call
+ * whatever the function answers, and the record that set the timer goes to
+ * the dead-letter topic.
+ *
+ *     int rc = eddy_set_timer(in->key, EDDY_EVENT_TIME, in->timestamp + 1000);
+ *     if (rc != EDDY_OK)
+ *             return rc;
+ */
+static inline int eddy_set_timer(eddy_bytes_t key, eddy_time_domain_t domain, int64_t at)
+{
+	int32_t rc = eddy__host_timer_set(key.ptr, key.len, (int32_t)domain, at);
+	if (rc == 0)
+		return EDDY_OK;
+	if (rc == -2)
+		return eddy_fail(EDDY_REJECTED, EDDY_REASON_NO_STATE);
+	return eddy_fail(EDDY_REJECTED, EDDY_REASON_TIMER_REFUSED);
+}
+
+/* eddy_delete_timer deletes the timer for key at time at in domain;
+ * deleting one that does not exist is not an error. It returns EDDY_OK or a
+ * failure code as the state functions do: EDDY_REJECTED when the step has
+ * no timers, EDDY_STATE when the host failed. */
+static inline int eddy_delete_timer(eddy_bytes_t key, eddy_time_domain_t domain, int64_t at)
+{
+	int32_t rc = eddy__host_timer_delete(key.ptr, key.len, (int32_t)domain, at);
+	return rc == 0 ? EDDY_OK : eddy__state_rc(rc);
+}
+
+/* eddy_current_time returns the step's current time in domain, in
+ * milliseconds since the Unix epoch, UTC: its watermark (EDDY_EVENT_TIME)
+ * or the node's clock (EDDY_PROCESSING_TIME); EDDY_NO_TIME (INT64_MIN) when
+ * it is not known: no watermark yet, a step without timers, or an unknown
+ * domain. */
+static inline int64_t eddy_current_time(eddy_time_domain_t domain)
+{
+	return eddy__host_time_now((int32_t)domain);
+}
+
 /* ======================================================================== */
 /* Envelopes: decoding (ABI.md section 5) */
 
@@ -1232,6 +1356,7 @@ enum {
 	EDDY__EXP_JOIN,
 	EDDY__EXP_KEY,
 	EDDY__EXP_TIMESTAMP,
+	EDDY__EXP_TIMER,
 	EDDY__EXP_MANIFEST,
 	EDDY__EXP_COUNT
 };
@@ -1240,7 +1365,7 @@ static inline const char *eddy__export_name(int e)
 {
 	static const char *const names[EDDY__EXP_COUNT] = {
 		"eddy_process", "eddy_agg_init", "eddy_agg_add", "eddy_agg_merge", "eddy_agg_result",
-		"eddy_join",    "eddy_key",      "eddy_timestamp", "eddy_manifest",
+		"eddy_join",    "eddy_key",      "eddy_timestamp", "eddy_timer",      "eddy_manifest",
 	};
 	return e >= 0 && e < EDDY__EXP_COUNT ? names[e] : "?";
 }
@@ -1493,6 +1618,31 @@ static inline int eddy__read_items(const uint8_t *in, size_t len, int width, uin
 	return eddy__trailing(&r) ? EDDY__DECODED : EDDY__BAD_ITEMS;
 }
 
+/* eddy__read_timers decodes [[key, time, domain] × n] (the input of
+ * eddy_timer) into g.timers[0..n). */
+static inline int eddy__read_timers(const uint8_t *in, size_t len, uint32_t *n)
+{
+	eddy__globals_t *g = &eddy__g;
+	eddy_mp_reader_t r;
+	if (!eddy__count(&r, in, len, n))
+		return EDDY__BAD_CALL;
+	EDDY__RESERVE(g->timers, g->timers_cap, *n);
+	for (uint32_t i = 0; i < *n; i++) {
+		eddy_timer_t *t = &g->timers[i];
+		if (eddy_mp_read_array(&r) != 3)
+			eddy__shape(&r, "a timer is not an array of 3 elements");
+		t->key = eddy_mp_read_bytes(&r);
+		t->time = eddy_mp_read_int(&r);
+		/* Domains are int32 in the host calls; the host sends 0 or 1. */
+		t->domain = (eddy_time_domain_t)(int32_t)eddy_mp_read_int(&r);
+		if (r.err) {
+			eddy__envelope_error(&r, "timer", i);
+			return EDDY__BAD_ITEMS;
+		}
+	}
+	return eddy__trailing(&r) ? EDDY__DECODED : EDDY__BAD_ITEMS;
+}
+
 /* ======================================================================== */
 /* Envelopes: encoding */
 
@@ -1600,14 +1750,22 @@ static inline void eddy__write_one(eddy_mp_writer_t *w, const eddy_record_t *rec
 }
 
 /*
- * eddy_emit adds rec to the output records of a flat_map handler. rec's
- * bytes are copied at once, so rec and what it points to may be reused for
- * the next record. An output record with the input's timestamp inherits it;
- * headers are exactly rec's.
+ * eddy_emit adds rec to the output records of a flat_map or timer handler.
+ * rec's bytes are copied at once, so rec and what it points to may be
+ * reused for the next record. An output record with the input's timestamp
+ * inherits it; headers are exactly rec's. In a timer handler, the timer
+ * stands for the input: a record with the timer's time or with timestamp 0
+ * gets the timer's time (as in the Go SDK, whose records start at 0).
  */
 static inline void eddy_emit(eddy_emitter_t *out, const eddy_record_t *rec)
 {
-	eddy__write_record(out->w, rec, out->in_timestamp);
+	if (EDDY__UNLIKELY(out->zero_inherits && rec->timestamp == 0)) {
+		eddy_record_t r = *rec;
+		r.timestamp = out->in_timestamp;
+		eddy__write_record(out->w, &r, out->in_timestamp);
+	} else {
+		eddy__write_record(out->w, rec, out->in_timestamp);
+	}
 	out->count++;
 }
 
@@ -1724,6 +1882,38 @@ static EDDY__NOINLINE bool eddy__run_filter(const eddy_module_t *m, const uint8_
 	return true;
 }
 
+/* eddy__emit_open starts the Result of a handler that emits records, [0,
+ * [Record × k]], with an array 32 header that eddy__emit_close patches, and
+ * returns where it starts. */
+static inline size_t eddy__emit_open(eddy_mp_writer_t *w)
+{
+	size_t start = w->len;
+	uint8_t *o = eddy_mp_reserve(w, 7);
+	o[0] = 0x92;
+	o[1] = 0x00;
+	o[2] = EDDY_MP_ARRAY32;
+	w->len += 7;
+	return start;
+}
+
+/* eddy__emit_close ends the Result begun at start: a failure (code) in its
+ * place, or the record count in its shortest form. */
+static inline void eddy__emit_close(eddy_mp_writer_t *w, size_t start, int code, uint32_t count)
+{
+	if (EDDY__UNLIKELY(code != EDDY_OK)) {
+		w->len = start;
+		eddy__write_failure(w, code);
+		return;
+	}
+	uint8_t *hd = w->buf + start + 2, *body = hd + 5;
+	size_t body_len = w->len - (start + 7);
+	size_t h = eddy_mp__put_head(hd, count, 0x90, 15, 0, EDDY_MP_ARRAY16, EDDY_MP_ARRAY32);
+	if (h < 5) {
+		memmove(hd + h, body, body_len);
+		w->len -= 5 - h;
+	}
+}
+
 static EDDY__NOINLINE bool eddy__run_flat_map(const eddy_module_t *m, const uint8_t *in, size_t len)
 {
 	eddy_flat_map_fn fn = m->flat_map;
@@ -1733,29 +1923,38 @@ static EDDY__NOINLINE bool eddy__run_flat_map(const eddy_module_t *m, const uint
 	eddy_mp_writer_t *w = &eddy__g.out;
 	for (int64_t i = 0; i < n; i++) {
 		const eddy_record_t *rin = &eddy__g.recs[i];
-		size_t start = w->len;
-		/* [0, [Record × k]] with an array 32 header, patched below. */
-		uint8_t *o = eddy_mp_reserve(w, 7);
-		o[0] = 0x92;
-		o[1] = 0x00;
-		o[2] = EDDY_MP_ARRAY32;
-		w->len += 7;
-		eddy_emitter_t em = {w, rin->timestamp, 0};
+		size_t start = eddy__emit_open(w);
+		eddy_emitter_t em = {w, rin->timestamp, 0, false};
 		eddy__before_handler();
 		int code = fn(rin, &em);
-		if (EDDY__UNLIKELY(code != EDDY_OK)) {
-			w->len = start;
-			eddy__write_failure(w, code);
-			continue;
-		}
-		/* Rewrite the header in its shortest form. */
-		uint8_t *hd = w->buf + start + 2, *body = hd + 5;
-		size_t body_len = w->len - (start + 7);
-		size_t h = eddy_mp__put_head(hd, em.count, 0x90, 15, 0, EDDY_MP_ARRAY16, EDDY_MP_ARRAY32);
-		if (h < 5) {
-			memmove(hd + h, body, body_len);
-			w->len -= 5 - h;
-		}
+		eddy__emit_close(w, start, code, em.count);
+	}
+	return true;
+}
+
+/* eddy__run_timer answers eddy_timer: [Timer × N] → [Result × N], body =
+ * [Record × k] as for eddy_process, a nil timestamp being the timer's
+ * time. */
+static EDDY__NOINLINE bool eddy__run_timer(const eddy_module_t *m, const uint8_t *in, size_t len)
+{
+	eddy_timer_fn fn = m->timer;
+	uint32_t n;
+	int st = eddy__read_timers(in, len, &n);
+	if (st == EDDY__BAD_CALL)
+		return false;
+	eddy_mp_writer_t *w = &eddy__g.out;
+	eddy_mp_write_array(w, n);
+	if (st == EDDY__BAD_ITEMS) {
+		eddy__fail_all(w, n, EDDY_BAD_ENVELOPE);
+		return true;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const eddy_timer_t *t = &eddy__g.timers[i];
+		size_t start = eddy__emit_open(w);
+		eddy_emitter_t em = {w, t->time, 0, true};
+		eddy__before_handler();
+		int code = fn(t, &em);
+		eddy__emit_close(w, start, code, em.count);
 	}
 	return true;
 }
@@ -2106,7 +2305,7 @@ static inline int eddy__process_handlers(const eddy_module_t *m)
  * module that registers two process handlers or none at all. */
 static EDDY__COLD bool eddy__manifest(const eddy_module_t *m)
 {
-	const char *kinds[5];
+	const char *kinds[6];
 	uint32_t k = 0;
 	if (eddy__process_handlers(m) > 1) {
 		eddy_fail(1, "eddy: more than one process handler (map, filter, flat_map) is set; a module "
@@ -2123,6 +2322,8 @@ static EDDY__COLD bool eddy__manifest(const eddy_module_t *m)
 		kinds[k++] = "key";
 	if (m->timestamp)
 		kinds[k++] = "timestamp";
+	if (m->timer)
+		kinds[k++] = "timer";
 	if (k == 0) {
 		eddy_fail(1, "eddy: the module sets no handler (an aggregate needs at least add)");
 		return false;
@@ -2187,6 +2388,9 @@ static inline __attribute__((always_inline)) bool eddy__dispatch(const eddy_modu
 		break;
 	case EDDY__EXP_TIMESTAMP:
 		ok = m->timestamp ? eddy__run_timestamp(m, in, len) : eddy__unsupported(in, len, "timestamp");
+		break;
+	case EDDY__EXP_TIMER:
+		ok = m->timer ? eddy__run_timer(m, in, len) : eddy__unsupported(in, len, "timer");
 		break;
 	case EDDY__EXP_MANIFEST:
 		ok = eddy__manifest(m);
@@ -2316,7 +2520,8 @@ static inline __attribute__((always_inline)) int64_t eddy__run(const eddy_module
 	EDDY__KIND_EXPORT("eddy_agg_result", eddy__export_agg_result, EDDY__EXP_AGG_RESULT)              \
 	EDDY__KIND_EXPORT("eddy_join", eddy__export_join, EDDY__EXP_JOIN)                                \
 	EDDY__KIND_EXPORT("eddy_key", eddy__export_key, EDDY__EXP_KEY)                                   \
-	EDDY__KIND_EXPORT("eddy_timestamp", eddy__export_timestamp, EDDY__EXP_TIMESTAMP)
+	EDDY__KIND_EXPORT("eddy_timestamp", eddy__export_timestamp, EDDY__EXP_TIMESTAMP)                 \
+	EDDY__KIND_EXPORT("eddy_timer", eddy__export_timer, EDDY__EXP_TIMER)
 
 #else /* native */
 
@@ -2399,9 +2604,21 @@ typedef struct eddy__kv {
 	int64_t count;
 } eddy__kv_t;
 
+/* A native stand-in timer: key (an empty one for a null key), domain, time. */
+typedef struct eddy__tm {
+	struct eddy__tm *next;
+	uint8_t *key;
+	size_t klen;
+	int32_t domain;
+	int64_t at;
+} eddy__tm_t;
+
 typedef struct eddy__native {
 	eddy__kv_t *state;
 	eddy__kv_t *counters;
+	eddy__tm_t *timers;
+	int64_t now[2];   /* what time_now answers, once set */
+	bool now_set[2];
 	int state_mode;
 	int err_code;
 	char *err_msg;
@@ -2513,15 +2730,84 @@ static inline void eddy__host_counter_add(const void *p, size_t n, int64_t delta
 	e->count += delta;
 }
 
-/* eddy_test_set_state_mode makes the native state store work
+/* The native timers follow the state mode: -2 without a store, -3 when it
+ * fails; -3 for an unknown domain too. */
+static inline int32_t eddy__native_timer_rc(int32_t domain)
+{
+	if (eddy__native.state_mode != EDDY_TEST_STATE_OK)
+		return eddy__native.state_mode == EDDY_TEST_STATE_NONE ? -2 : -3;
+	return domain == 0 || domain == 1 ? 0 : -3;
+}
+
+static inline eddy__tm_t **eddy__tm_find(const void *k, size_t kn, int32_t domain, int64_t at)
+{
+	eddy__tm_t **p = &eddy__native.timers;
+	for (; *p; p = &(*p)->next)
+		if ((*p)->domain == domain && (*p)->at == at && (*p)->klen == kn &&
+		    (kn == 0 || memcmp((*p)->key, k, kn) == 0))
+			break;
+	return p;
+}
+
+static inline int32_t eddy__host_timer_set(const void *k, size_t kn, int32_t domain, int64_t at)
+{
+	int32_t rc = eddy__native_timer_rc(domain);
+	if (rc)
+		return rc;
+	eddy__tm_t **pt = eddy__tm_find(k, kn, domain, at);
+	if (*pt)
+		return 0;
+	eddy__tm_t *t = (eddy__tm_t *)calloc(1, sizeof *t);
+	if (!t)
+		abort();
+	t->key = eddy__dup(k, kn);
+	t->klen = kn;
+	t->domain = domain;
+	t->at = at;
+	*pt = t;
+	return 0;
+}
+
+static inline int32_t eddy__host_timer_delete(const void *k, size_t kn, int32_t domain, int64_t at)
+{
+	int32_t rc = eddy__native_timer_rc(domain);
+	if (rc)
+		return rc;
+	eddy__tm_t **pt = eddy__tm_find(k, kn, domain, at), *t = *pt;
+	if (t) {
+		*pt = t->next;
+		free(t->key);
+		free(t);
+	}
+	return 0;
+}
+
+static inline int64_t eddy__host_time_now(int32_t domain)
+{
+	if (eddy__native.state_mode == EDDY_TEST_STATE_NONE || (domain != 0 && domain != 1) ||
+	    !eddy__native.now_set[domain])
+		return EDDY_NO_TIME;
+	return eddy__native.now[domain];
+}
+
+/* eddy_test_set_state_mode makes the native state store and timers work
  * (EDDY_TEST_STATE_OK, the default), be absent (EDDY_TEST_STATE_NONE: the
- * host functions return -2) or fail (EDDY_TEST_STATE_FAILING: -3). */
+ * host functions return -2, and eddy_current_time EDDY_NO_TIME) or fail
+ * (EDDY_TEST_STATE_FAILING: -3). */
 static inline void eddy_test_set_state_mode(int mode) { eddy__native.state_mode = mode; }
 
 /* eddy_test_reset empties the native state store and counters, forgets the
- * last error and sets the state mode back to EDDY_TEST_STATE_OK. */
+ * timers, the current times and the last error, and sets the state mode
+ * back to EDDY_TEST_STATE_OK. */
 static inline void eddy_test_reset(void)
 {
+	while (eddy__native.timers) {
+		eddy__tm_t *next = eddy__native.timers->next;
+		free(eddy__native.timers->key);
+		free(eddy__native.timers);
+		eddy__native.timers = next;
+	}
+	eddy__native.now_set[0] = eddy__native.now_set[1] = false;
 	eddy__kv_t *lists[2] = {eddy__native.state, eddy__native.counters};
 	for (int i = 0; i < 2; i++)
 		while (lists[i]) {
@@ -2562,6 +2848,55 @@ static inline void eddy_test_set_state(eddy_bytes_t key, eddy_bytes_t value)
 	eddy__native.state_mode = mode;
 }
 
+/* eddy_test_set_current_time sets what eddy_current_time answers for domain
+ * (EDDY_NO_TIME until then). */
+static inline void eddy_test_set_current_time(eddy_time_domain_t domain, int64_t now)
+{
+	int d = (int)domain & 1;
+	eddy__native.now[d] = now;
+	eddy__native.now_set[d] = true;
+}
+
+/* eddy_test_has_timer reports whether the native timers hold the timer for
+ * key at time at in domain (a null key is an empty one). */
+static inline bool eddy_test_has_timer(eddy_bytes_t key, eddy_time_domain_t domain, int64_t at)
+{
+	return *eddy__tm_find(key.ptr, key.len, (int32_t)domain, at) != 0;
+}
+
+/*
+ * eddy_test_timers writes the timers the function has set and not deleted
+ * into out[0..max), in order of time, then domain, then key, and returns
+ * how many there are (which may be more than max). Keys are views into the
+ * stand-in's memory, valid until the timers change. The stand-ins never
+ * fire timers: a test fires them with eddy_test_fire.
+ */
+static inline size_t eddy_test_timers(eddy_timer_t *out, size_t max)
+{
+	size_t n = 0;
+	for (const eddy__tm_t *t = eddy__native.timers; t; t = t->next, n++) {
+		eddy_timer_t x = {eddy_bytes(t->key, t->klen), t->at, (eddy_time_domain_t)t->domain};
+		size_t j = n < max ? n : max;
+		/* Insertion sort into out[0..j]. */
+		while (j > 0) {
+			const eddy_timer_t *p = &out[j - 1];
+			size_t l = p->key.len < x.key.len ? p->key.len : x.key.len;
+			int c = l ? memcmp(p->key.ptr, x.key.ptr, l) : 0;
+			bool after = p->time != x.time ? p->time > x.time
+				     : p->domain != x.domain ? (int32_t)p->domain > (int32_t)x.domain
+				     : c != 0 ? c > 0 : p->key.len > x.key.len;
+			if (!after)
+				break;
+			if (j < max)
+				out[j] = *p;
+			j--;
+		}
+		if (j < max)
+			out[j] = x;
+	}
+	return n;
+}
+
 /* eddy_test_last_error returns the reason the last failing call gave to the
  * host's error function ("" if none) and its code in *code (if not NULL). */
 static inline const char *eddy_test_last_error(int *code)
@@ -2585,7 +2920,8 @@ static inline void eddy_test_set_log(void (*fn)(int level, const char *msg, size
 #define EDDY_TEST_MAX_HEADERS 1024
 
 /* eddy_test_result_t is the answer of a process call for one input record,
- * decoded by eddy_test_process. */
+ * decoded by eddy_test_process, or of a timer call for one timer, decoded by
+ * eddy_test_fire. */
 typedef struct eddy_test_result {
 	int code;           /* EDDY_OK, or the failure code */
 	char reason[256];   /* the failure reason, NUL-terminated (cut at 255 bytes) */
@@ -2598,6 +2934,9 @@ typedef struct eddy_test_result {
 
 EDDY__WEAK eddy_header_t eddy__test_headers[EDDY_TEST_MAX_HEADERS];
 EDDY__WEAK eddy_mp_writer_t eddy__test_in;
+
+static inline int eddy__test_decode(const uint8_t *out, size_t out_len, size_t n, const eddy_record_t *recs,
+				    const eddy_timer_t *timers, eddy_test_result_t *res);
 
 /*
  * eddy_test_process runs the program's process handler (the module of
@@ -2636,6 +2975,46 @@ static inline int eddy_test_process(const eddy_record_t *in, size_t n, eddy_test
 	int code = eddy_call("eddy_process", w->buf, w->len, &out, &out_len);
 	if (code)
 		return code;
+	return eddy__test_decode(out, out_len, n, in, 0, res);
+}
+
+/*
+ * eddy_test_fire runs the program's timer handler on the n timers at in, as
+ * one batch, as the host does when they fire, and decodes the answer into
+ * res[0..n) as eddy_test_process does; an output record's inherited (nil)
+ * timestamp is its timer's time. It does not delete the timers from the
+ * native stand-ins (the host deletes a timer as it fires; a test may call
+ * eddy_test_reset). Native builds only:
+ *
+ *     eddy_timer_t t = {.key = eddy_cstr("k"), .time = 2000, .domain = EDDY_EVENT_TIME};
+ *     eddy_test_result_t res;
+ *     assert(eddy_test_fire(&t, 1, &res) == 0 && res.code == EDDY_OK);
+ */
+static inline int eddy_test_fire(const eddy_timer_t *in, size_t n, eddy_test_result_t *res)
+{
+	eddy_mp_writer_t *w = &eddy__test_in;
+	w->len = 0;
+	eddy_mp_write_array(w, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		eddy_mp_write_array(w, 3);
+		eddy_mp_write_bytes(w, in[i].key);
+		eddy_mp_write_int(w, in[i].time);
+		eddy_mp_write_int(w, (int32_t)in[i].domain);
+	}
+	const uint8_t *out;
+	size_t out_len;
+	int code = eddy_call("eddy_timer", w->buf, w->len, &out, &out_len);
+	if (code)
+		return code;
+	return eddy__test_decode(out, out_len, n, 0, in, res);
+}
+
+/* eddy__test_decode decodes the answer [Result × n], body [Record × k], of
+ * a process call on the records recs or a timer call on the timers timers
+ * into res[0..n). */
+static inline int eddy__test_decode(const uint8_t *out, size_t out_len, size_t n, const eddy_record_t *recs,
+				    const eddy_timer_t *timers, eddy_test_result_t *res)
+{
 	eddy_mp_reader_t rd;
 	eddy_mp_reader_init(&rd, out, out_len);
 	if (eddy_mp_read_array(&rd) != n)
@@ -2668,7 +3047,7 @@ static inline int eddy_test_process(const eddy_record_t *in, size_t n, eddy_test
 			o->value = eddy_mp_read_bytes(&rd);
 			if (eddy_mp_is_nil(&rd)) {
 				eddy_mp_read_nil(&rd);
-				o->timestamp = in[i].timestamp;
+				o->timestamp = recs ? recs[i].timestamp : timers[i].time;
 			} else {
 				o->timestamp = eddy_mp_read_int(&rd);
 			}

@@ -562,13 +562,17 @@ export function appendJSONFloat(b: ByteBuffer, f: f64): void {
 /**
  * Parses the n bytes at p as a decimal int64 as Go's strconv.ParseInt(s, 10,
  * 64) does: an optional sign, then digits only. Returns false for a syntax
- * error or a value out of range; the value is left in parsedInt.
+ * error or a value out of range (parseError tells which); the value is left
+ * in parsedInt.
  */
 export let parsedInt: i64 = 0;
 
 export function parseInt64(p: usize, n: usize): bool {
   parsedInt = 0;
-  if (n == 0) return false;
+  if (n == 0) {
+    parseError = "invalid syntax";
+    return false;
+  }
   let negative = false;
   let i: usize = 0;
   let c = load<u8>(p);
@@ -578,15 +582,17 @@ export function parseInt64(p: usize, n: usize): bool {
   }
   if (!parseUint64(p + i, n - i)) return false;
   let u = parsedUint;
-  if (!negative && u > <u64>i64.MAX_VALUE) return false;
-  if (negative && u > <u64>i64.MAX_VALUE + 1) return false;
+  if ((!negative && u > <u64>i64.MAX_VALUE) || (negative && u > <u64>i64.MAX_VALUE + 1)) {
+    parseError = "value out of range";
+    return false;
+  }
   parsedInt = negative ? -(<i64>u) : <i64>u;
   return true;
 }
 
 /** The value of the last successful parseUint64. */
 export let parsedUint: u64 = 0;
-/** Why the last parseUint64 failed: "invalid syntax" or "value out of range". */
+/** Why the last parseUint64 or parseInt64 failed: "invalid syntax" or "value out of range". */
 export let parseError: string = "";
 
 /**
@@ -602,19 +608,19 @@ export function parseUint64(p: usize, n: usize): bool {
     return false;
   }
   let v: u64 = 0;
-  let overflow = false;
   for (let i: usize = 0; i < n; i++) {
     let d = <u32>load<u8>(p + i) - 0x30;
     if (d >= 10) {
       parseError = "invalid syntax";
       return false;
     }
-    if (v > u64.MAX_VALUE / 10 || v * 10 > u64.MAX_VALUE - <u64>d) overflow = true;
+    // Go stops at the first digit that overflows: "99999999999999999999x"
+    // is out of range, not a syntax error.
+    if (v > u64.MAX_VALUE / 10 || v * 10 > u64.MAX_VALUE - <u64>d) {
+      parseError = "value out of range";
+      return false;
+    }
     v = v * 10 + <u64>d;
-  }
-  if (overflow) {
-    parseError = "value out of range";
-    return false;
   }
   parsedUint = v;
   return true;

@@ -164,6 +164,99 @@ static void test(void)
 		CHECK(one("d").code == EDDY_STATE);
 		eddy_test_reset();
 	}
+#elif defined(GUEST_timeout)
+	{
+		/* The records of conformance's reference case: each moves its
+		 * key's timer; none is passed on. */
+		eddy_test_reset();
+		eddy_record_t in[4] = {
+			{.key = eddy_cstr("a"), .value = eddy_cstr("x"), .timestamp = 1000},
+			{.key = eddy_cstr("b"), .timestamp = 1500},
+			{.key = eddy_cstr("a"), .timestamp = 1800},
+			{.key = EDDY_NULL, .timestamp = 2000},
+		};
+		eddy_test_result_t res[5];
+		CHECK(eddy_test_process(in, 4, res) == 0);
+		for (int i = 0; i < 4; i++)
+			CHECK(res[i].code == EDDY_OK && res[i].records_len == 0);
+		eddy_timer_t ts[8];
+		CHECK(eddy_test_timers(ts, 8) == 3);
+		CHECK(eddy_bytes_equal_cstr(ts[0].key, "b") && ts[0].time == 2500 && ts[0].domain == EDDY_EVENT_TIME);
+		CHECK(eddy_bytes_equal_cstr(ts[1].key, "a") && ts[1].time == 2800);
+		CHECK(ts[2].key.len == 0 && ts[2].time == 3000);
+		CHECK(!eddy_test_has_timer(eddy_cstr("a"), EDDY_EVENT_TIME, 2000));
+		CHECK(eddy_bytes_equal_cstr(eddy_test_state(eddy_cstr("a")), "1800"));
+		CHECK(eddy_bytes_equal_cstr(eddy_test_state(eddy_cstr("b")), "1500"));
+		CHECK(eddy_bytes_equal_cstr(eddy_test_state(eddy_cstr("")), "2000"));
+
+		/* Timers that fire: one matches, one is stale, one is of
+		 * processing time, one has no activity, and the empty key's. */
+		eddy_timer_t fired[5] = {
+			{.key = eddy_cstr("b"), .time = 2500},
+			{.key = eddy_cstr("a"), .time = 2000},
+			{.key = eddy_cstr("a"), .time = 2800, .domain = EDDY_PROCESSING_TIME},
+			{.key = eddy_cstr("c"), .time = 9000},
+			{.key = eddy_bytes("", 0), .time = 3000},
+		};
+		CHECK(eddy_test_fire(fired, 5, res) == 0);
+		CHECK(res[0].code == EDDY_OK && res[0].records_len == 1);
+		CHECK(eddy_bytes_equal_cstr(res[0].records[0].key, "b") &&
+		      eddy_bytes_equal_cstr(res[0].records[0].value, "1500") && res[0].records[0].timestamp == 2500 &&
+		      res[0].records[0].headers_len == 0);
+		for (int i = 1; i < 4; i++)
+			CHECK(res[i].code == EDDY_OK && res[i].records_len == 0);
+		CHECK(res[4].code == EDDY_OK && res[4].records_len == 1 && res[4].records[0].key.ptr &&
+		      res[4].records[0].key.len == 0 && eddy_bytes_equal_cstr(res[4].records[0].value, "2000") &&
+		      res[4].records[0].timestamp == 3000);
+		CHECK(eddy_test_state(eddy_cstr("b")).ptr == NULL && eddy_test_state(eddy_cstr("")).ptr == NULL);
+		CHECK(eddy_bytes_equal_cstr(eddy_test_state(eddy_cstr("a")), "1800"));
+		/* The output's timestamp is nil: the timer's. */
+		eddy_mp_writer_t w = {0};
+		eddy_mp_write_array(&w, 1);
+		eddy_mp_write_array(&w, 3);
+		eddy_mp_write_bin(&w, "a", 1);
+		eddy_mp_write_int(&w, 2800);
+		eddy_mp_write_int(&w, 0);
+		static const uint8_t want[] = {0x91, 0x92, 0x00, 0x91, 0x94, 0xc4, 0x01, 'a',
+					       0xc4, 0x04, '1',  '8',  '0',  '0',  0xc0, 0x90};
+		eddy_bytes_t out = call("eddy_timer", &w);
+		CHECK(out.len == sizeof want && memcmp(out.ptr, want, sizeof want) == 0);
+		eddy_free(w.buf);
+
+		/* Negative times and times at the ends of int64. */
+		eddy_test_reset();
+		eddy_record_t neg = {.key = eddy_cstr("n"), .timestamp = -5000};
+		CHECK(eddy_test_process(&neg, 1, res) == 0 && res[0].code == EDDY_OK);
+		CHECK(eddy_bytes_equal_cstr(eddy_test_state(eddy_cstr("n")), "-5000"));
+		CHECK(eddy_test_has_timer(eddy_cstr("n"), EDDY_EVENT_TIME, -4000));
+		neg.timestamp = INT64_MAX;
+		CHECK(eddy_test_process(&neg, 1, res) == 0 && res[0].code == EDDY_OK);
+		CHECK(!eddy_test_has_timer(eddy_cstr("n"), EDDY_EVENT_TIME, -4000));
+		CHECK(eddy_test_has_timer(eddy_cstr("n"), EDDY_EVENT_TIME, INT64_MIN + 999)); /* wraps, as in Go */
+		eddy_timer_t wrap = {.key = eddy_cstr("n"), .time = INT64_MIN + 999};
+		CHECK(eddy_test_fire(&wrap, 1, res) == 0 && res[0].records_len == 1 &&
+		      eddy_bytes_equal_cstr(res[0].records[0].value, "9223372036854775807"));
+
+		/* A stored time that is not a number. */
+		eddy_test_set_state(eddy_cstr("k"), eddy_cstr("a\"b"));
+		eddy_test_result_t r = one("v");
+		CHECK(r.code == EDDY_REJECTED &&
+		      strcmp(r.reason, "stored time \"a\\\"b\": strconv.ParseInt: parsing \"a\\\"b\": invalid syntax") == 0);
+		eddy_timer_t k = {.key = eddy_cstr("k"), .time = 1};
+		CHECK(eddy_test_fire(&k, 1, res) == 0 && res[0].code == EDDY_REJECTED);
+		eddy_test_set_state(eddy_cstr("k"), eddy_cstr("9223372036854775808"));
+		r = one("v");
+		CHECK(r.code == EDDY_REJECTED && strstr(r.reason, ": value out of range") != NULL);
+
+		/* Without a store: REJECTED; a failing store: STATE. */
+		eddy_test_set_state_mode(EDDY_TEST_STATE_NONE);
+		r = one("v");
+		CHECK(r.code == EDDY_REJECTED && strcmp(r.reason, EDDY_REASON_NO_STATE) == 0);
+		CHECK(eddy_test_fire(&k, 1, res) == 0 && res[0].code == EDDY_REJECTED);
+		eddy_test_set_state_mode(EDDY_TEST_STATE_FAILING);
+		CHECK(one("v").code == EDDY_STATE);
+		eddy_test_reset();
+	}
 #elif defined(GUEST_stats)
 	{
 		eddy_mp_writer_t w = {0};

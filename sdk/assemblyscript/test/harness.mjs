@@ -29,7 +29,8 @@ export async function compile(name) {
 
 /**
  * A host for one instance: stubs of the eddy imports that record what the
- * guest did, and a keyed-state map (or none, or a failing one).
+ * guest did, a keyed-state map (or none, or a failing one), and the timers
+ * set (with the same modes).
  */
 export class Host {
   constructor() {
@@ -39,6 +40,9 @@ export class Host {
     this.state = new Map(); // hex key -> Uint8Array
     this.stateMode = "ok";  // "ok", "none" (-2), "fail" (-3)
     this.stateGets = 0;
+    this.timers = new Set(); // "hexkey/domain/time"
+    this.timerMode = "ok";   // "ok", "none" (-2), "fail" (-3)
+    this.now = [-(2n ** 63n), -(2n ** 63n)]; // time_now of domains 0 and 1
     this.instance = null;
   }
 
@@ -72,6 +76,22 @@ export class Host {
           if (this.stateMode === "fail") return -3;
           this.state.delete(this.key(kp, kl));
           return 0;
+        },
+        timer_set: (kp, kl, domain, at) => {
+          if (this.timerMode === "none") return -2;
+          if (this.timerMode === "fail" || (domain !== 0 && domain !== 1)) return -3;
+          this.timers.add(`${this.key(kp, kl)}/${domain}/${at}`);
+          return 0;
+        },
+        timer_delete: (kp, kl, domain, at) => {
+          if (this.timerMode === "none") return -2;
+          if (this.timerMode === "fail" || (domain !== 0 && domain !== 1)) return -3;
+          this.timers.delete(`${this.key(kp, kl)}/${domain}/${at}`);
+          return 0;
+        },
+        time_now: (domain) => {
+          if (this.timerMode !== "ok" || (domain !== 0 && domain !== 1)) return -(2n ** 63n);
+          return this.now[domain];
         },
         counter_add: (np, nl, delta) => {
           const name = this.text(np, nl);

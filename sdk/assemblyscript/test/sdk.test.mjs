@@ -36,6 +36,8 @@ test("manifest", async () => {
   assert.equal(a.manifest().has("version"), false);
   const n = await instantiate("none");
   assert.deepEqual([...n.manifest().entries()], [["abi", 1], ["kinds", []], ["sdk", "assemblyscript/0.1.0"]]);
+  // "timer" only with a timer handler.
+  assert.deepEqual((await instantiate("timers")).manifest().get("kinds"), ["process", "timer"]);
 });
 
 test("exports and imports", async () => {
@@ -44,11 +46,17 @@ test("exports and imports", async () => {
   assert.deepEqual(exps, [
     "eddy_abi_v1:function", "eddy_agg_add:function", "eddy_agg_init:function", "eddy_agg_merge:function",
     "eddy_agg_result:function", "eddy_alloc:function", "eddy_join:function", "eddy_key:function",
-    "eddy_manifest:function", "eddy_process:function", "eddy_timestamp:function", "memory:memory",
+    "eddy_manifest:function", "eddy_process:function", "eddy_timer:function", "eddy_timestamp:function", "memory:memory",
   ]);
   for (const imp of WebAssembly.Module.imports(g.module)) assert.equal(imp.module, "eddy", `import ${imp.module}.${imp.name}`);
   const none = await instantiate("none");
   assert.deepEqual(WebAssembly.Module.imports(none.module).map((i) => i.name).sort(), ["error", "log"]); // log: the abort handler
+  // A module imports the timer calls only if it uses them.
+  const names = (m) => WebAssembly.Module.imports(m.module).map((i) => i.name).sort();
+  assert.deepEqual(names(g), ["counter_add", "error", "log", "state_get", "state_put"]);
+  assert.deepEqual(names(await instantiate("timers")), [
+    "error", "log", "state_get", "time_now", "timer_delete", "timer_set",
+  ]);
 });
 
 test("worked example of ABI.md section 9", async () => {
@@ -241,6 +249,10 @@ test("unsupported kinds", async () => {
   assert.deepEqual(g.call("eddy_key", [rec("a", "b")]), [[UNSUPPORTED, "this module implements no key function"]]);
   assert.deepEqual(g.call("eddy_timestamp", [rec("a", "b")]), [[UNSUPPORTED, "this module implements no timestamp function"]]);
   assert.deepEqual(g.call("eddy_join", [[null, null, null]]), [[UNSUPPORTED, "this module implements no join function"]]);
+  assert.deepEqual(g.call("eddy_timer", [[b("k"), 5, 0], [null, 6, 1]]), [
+    [UNSUPPORTED, "this module implements no timer function"], [UNSUPPORTED, "this module implements no timer function"],
+  ]);
+  assert.deepEqual(g.call("eddy_timer", []), []);
   assert.deepEqual(g.call("eddy_agg_init"), [UNSUPPORTED, "this module implements no aggregate function"]);
   assert.deepEqual(g.call("eddy_agg_merge", [[null, b(""), b("")]]), [[UNSUPPORTED, "this module implements no aggregate function"]]);
   assert.deepEqual(g.call("eddy_agg_result", [[null, b("")]]), [[UNSUPPORTED, "this module implements no aggregate function"]]);
@@ -359,4 +371,130 @@ test("memory stays bounded over 100,000 calls", async () => {
     if (ret < 0n) assert.fail(`call ${i} failed`);
   }
   assert.ok(g.memoryBytes() <= Math.max(start, 1 << 20), `memory grew from ${start} to ${g.memoryBytes()} bytes`);
+});
+
+test("timers: setTimer, deleteTimer and currentTime call the host", async () => {
+  const g = await instantiate("timers");
+  const h = g.host;
+  const hex = (s) => Buffer.from(s).toString("hex");
+  const big = 2n ** 62n + 7n;
+  let res = g.call("eddy_process", [
+    rec("a", "set 0 1500"), rec("a", "set 1 2000"), rec("b", `set 0 ${big}`), rec(null, "set 0 -3"),
+    rec("a", "set 0 1500"), rec("a", "del 1 2000"), rec("c", "del 0 1"),
+  ]);
+  assert.deepEqual(res.map((r) => outRecords(r)[0].slice(0, 2)), [
+    ["a", "ok"], ["a", "ok"], ["b", "ok"], [null, "ok"], ["a", "ok"], ["a", "ok"], ["c", "ok"],
+  ]);
+  assert.deepEqual([...h.timers].sort(), [`${hex("")}/0/-3`, `${hex("a")}/0/1500`, `${hex("b")}/0/${big}`]);
+  // currentTime: the host's answer, i64's minimum when it is unknown.
+  h.now = [1700000000000n, 42n];
+  res = g.call("eddy_process", [rec("k", "now 0"), rec("k", "now 1"), rec("k", "now 7")]);
+  assert.deepEqual(res.map((r) => outRecords(r)[0][1]), ["1700000000000", "42", "-9223372036854775808"]);
+  // An unknown domain is refused by the host.
+  assert.deepEqual(g.call("eddy_process", [rec("k", "set 5 1")]), [[REJECTED, "eddy: timer refused by the host"]]);
+  assert.deepEqual(g.call("eddy_process", [rec("k", "del 5 1")]), [[STATE, "eddy: keyed state storage failed"]]);
+  // Without timers (no state), and with a host failure.
+  h.timerMode = "none";
+  assert.deepEqual(g.call("eddy_process", [rec("k", "set 0 1"), rec("k", "del 0 1"), rec("k", "now 0")]), [
+    [REJECTED, "eddy: no keyed state store (the step is not stateful)"],
+    [REJECTED, "eddy: no keyed state store (the step is not stateful)"],
+    [OK, [[b("k"), b("-9223372036854775808"), null, []]]],
+  ]);
+  h.timerMode = "fail";
+  assert.deepEqual(g.call("eddy_process", [rec("k", "set 0 1"), rec("k", "del 0 1")]), [
+    [REJECTED, "eddy: timer refused by the host"],
+    [STATE, "eddy: keyed state storage failed"],
+  ]);
+});
+
+test("eddy_timer: timers in, records out", async () => {
+  const g = await instantiate("timers");
+  const res = g.call("eddy_timer", [
+    [b("k"), 1500, 0],
+    [b("p"), 2 ** 40, 1],
+    [null, 7, 0],
+    [b(""), -1, 1],
+    [b("none"), 1, 0],
+    [b("null"), 1, 0],
+    [b("reject"), 99, 0],
+    [b("code77"), 1, 0],
+    [b("times"), 1000, 0],
+    [b("x".repeat(300)), -(2 ** 40), 0],
+  ]);
+  assert.equal(res.length, 10);
+  assert.deepEqual(outRecords(res[0]), [["k", "1500/0", null, []]], "a timestamp of 0 is the timer's time (nil)");
+  assert.deepEqual(outRecords(res[1]), [["p", `${2 ** 40}/1`, null, []]]);
+  assert.deepEqual(outRecords(res[2]), [[null, "7/0", null, []]], "a nil key is handed to the handler as null");
+  assert.deepEqual(outRecords(res[3]), [["", "-1/1", null, []]]);
+  assert.deepEqual(res.slice(4, 8), [[OK, []], [OK, []], [REJECTED, "timer refused at 99"], [77, "seventy-seven"]]);
+  assert.deepEqual(outRecords(res[8]), [
+    ["times", "zero", null, []], ["times", "same", null, []], ["times", "later", 1001, [["h", "v"]]], [null, null, -5, []],
+  ]);
+  assert.deepEqual(outRecords(res[9]), [["x".repeat(300), `${-(2 ** 40)}/0`, null, []]]);
+  assert.deepEqual(g.call("eddy_timer", []), []);
+  // Keys, times and domains in other forms: str keys, non-shortest ints.
+  assert.deepEqual(g.call("eddy_timer", [
+    [new Raw([0xa1, 0x6b]), new Raw([0xd3, 0, 0, 0, 0, 0, 0, 0, 5]), new Raw([0xcc, 1])],
+    [new Raw([0xd9, 1, 0x6b]), new Raw([0xcf, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), new Raw([0xd0, 0])],
+    [new Raw([0xc5, 0, 1, 0x6b]), new Raw([0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0]), 0],
+  ]).map(outRecords), [
+    [["k", "5/1", null, []]],
+    [["k", "9223372036854775807/0", null, []]],
+    [["k", "-9223372036854775808/0", null, []]],
+  ]);
+});
+
+test("eddy_timer: state, timers and clones inside the handler", async () => {
+  const g = await instantiate("timers");
+  const h = g.host;
+  const hex = (s) => Buffer.from(s).toString("hex");
+  g.call("eddy_process", [rec("again", "set 0 1000")]);
+  assert.deepEqual(g.call("eddy_timer", [[b("again"), 2000, 0]]), [[OK, []]]);
+  assert.deepEqual([...h.timers], [`${hex("again")}/0/3000`]);
+  // The kept timer owns its key after the input buffer is written over.
+  g.call("eddy_timer", [[b("keep"), 123, 1]]);
+  assert.deepEqual(g.call("eddy_timer", [[b("kept"), 50, 0]]).map(outRecords), [[["keep", "123/1", null, []]]]);
+  h.state.set(hex("nostate"), b("v"));
+  assert.deepEqual(g.call("eddy_timer", [[b("nostate"), 5, 0]]).map(outRecords), [[["nostate", "v", null, []]]]);
+  h.stateMode = "none";
+  h.timerMode = "none";
+  assert.deepEqual(g.call("eddy_timer", [[b("nostate"), 5, 0], [b("again"), 5, 0]]), [
+    [REJECTED, "eddy: no keyed state store (the step is not stateful)"],
+    [REJECTED, "eddy: no keyed state store (the step is not stateful)"],
+  ]);
+  h.stateMode = "fail";
+  h.timerMode = "fail";
+  assert.deepEqual(g.call("eddy_timer", [[b("nostate"), 5, 0], [b("again"), 5, 0]]), [
+    [STATE, "eddy: keyed state storage failed"],
+    [REJECTED, "eddy: timer refused by the host"],
+  ]);
+});
+
+test("eddy_timer: malformed envelopes", async () => {
+  const g = await instantiate("timers");
+  let r = g.callRaw("eddy_timer", Uint8Array.from([0xc1]));
+  assert.equal(r.ret, -5n);
+  assert.match(g.host.errors.at(-1)[1], /^eddy_timer: malformed input envelope: msgpack: at byte 0: want array/);
+  // A bad timer: every item fails with BAD_ENVELOPE, no user code runs.
+  for (const [bad, want] of [
+    [[b("reject"), 1], /timer 1: a timer is not an array of 3 elements/],
+    [[b("reject"), null, 0], /timer 1: msgpack: at byte \d+: want int, got format 0xc0/],
+    [[5, 1, 0], /timer 1: msgpack: at byte \d+: want bin, str or nil, got format 0x5/],
+    [[b("k"), 1, new Raw([0xcb, 0, 0, 0, 0, 0, 0, 0, 0])], /timer 1: msgpack: at byte \d+: want int, got format 0xcb/],
+    [[b("k"), new Raw([0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0]), 0], /timer 1: msgpack: at byte \d+: uint64 9223372036854775808 overflows int64/],
+  ]) {
+    const res = decode(g.callRaw("eddy_timer", encode([[b("reject"), 1, 0], bad])).out);
+    assert.equal(res.length, 2);
+    for (const item of res) {
+      assert.equal(item[0], BAD_ENVELOPE);
+      assert.match(item[1], want);
+    }
+  }
+  const trailing = Uint8Array.from([...encode([[b("k"), 1, 0]]), 0xc0]);
+  assert.deepEqual(decode(g.callRaw("eddy_timer", trailing).out), [[BAD_ENVELOPE, "malformed input envelope: 1 trailing bytes"]]);
+  r = g.callRaw("eddy_timer", encode([]), 8);
+  assert.equal(r.ret, -5n);
+  assert.match(g.host.errors.at(-1)[1], /^eddy_timer: input is not inside the eddy_alloc region/);
+  // The instance still works.
+  assert.deepEqual(outRecords(g.call("eddy_timer", [[b("k"), 3, 0]])[0]), [["k", "3/0", null, []]]);
 });

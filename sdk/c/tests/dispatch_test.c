@@ -970,6 +970,272 @@ static void test_state(void)
 	eddy_test_set_log(NULL);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Timers */
+
+/* touch_timer moves the record key's event-time timer to its timestamp +
+ * 10 and sets a processing-time one at the value's length (the record with
+ * value "bad-domain" sets one in domain 7). */
+static int touch_timer(const eddy_record_t *in, bool *keep)
+{
+	*keep = true;
+	int rc;
+	if ((rc = eddy_delete_timer(in->key, EDDY_EVENT_TIME, in->timestamp - 1)))
+		return rc;
+	if ((rc = eddy_set_timer(in->key, EDDY_EVENT_TIME, in->timestamp + 10)))
+		return rc;
+	if (bytes_is(in->value, "bad-domain"))
+		return eddy_set_timer(in->key, (eddy_time_domain_t)7, 1);
+	return eddy_set_timer(in->key, EDDY_PROCESSING_TIME, (int64_t)in->value.len);
+}
+
+/* fire_timer answers by the timer's key: "none" emits nothing, "fail"
+ * fails, "many" emits 20 records, "times" three records with timestamp 0,
+ * the timer's time and 5, "now" one whose value is the current event
+ * time; others one record: key, value = the domain, the timer's time. */
+static int fire_timer(const eddy_timer_t *t, eddy_emitter_t *out)
+{
+	if (bytes_is(t->key, "none"))
+		return EDDY_OK;
+	if (bytes_is(t->key, "fail"))
+		return eddy_failf(70, "timer at %lld failed", (long long)t->time);
+	eddy_record_t r = {.key = t->key, .value = eddy_cstr(t->domain == EDDY_EVENT_TIME ? "event" : "processing"),
+			   .timestamp = t->time};
+	if (bytes_is(t->key, "many")) {
+		for (int i = 0; i < 20; i++)
+			eddy_emit(out, &r);
+		return EDDY_OK;
+	}
+	if (bytes_is(t->key, "times")) {
+		r.timestamp = 0;
+		eddy_emit(out, &r);
+		r.timestamp = t->time;
+		eddy_emit(out, &r);
+		r.timestamp = 5;
+		eddy_emit(out, &r);
+		return EDDY_OK;
+	}
+	if (bytes_is(t->key, "now")) {
+		char *v = eddy_scratch(24);
+		r.value = eddy_bytes(v, eddy_format(v, 24, "%lld", (long long)eddy_current_time(EDDY_EVENT_TIME)));
+	}
+	eddy_emit(out, &r);
+	return EDDY_OK;
+}
+
+static const eddy_module_t mod_timer = {.name = "t", .filter = touch_timer, .timer = fire_timer};
+static const eddy_module_t mod_timer_only = {.timer = fire_timer};
+
+/* has reports whether b[0..n) holds s[0..k). */
+static bool has(const uint8_t *b, size_t n, const char *s, size_t k)
+{
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(b + i, s, k) == 0)
+			return true;
+	return false;
+}
+
+/* put_timer appends a Timer [key, time, domain]; key NULL is nil. */
+static void put_timer(eddy_mp_writer_t *w, const char *key, int64_t time, int64_t domain)
+{
+	eddy_mp_write_array(w, 3);
+	eddy_mp_write_bin(w, key, key ? strlen(key) : 0);
+	eddy_mp_write_int(w, time);
+	eddy_mp_write_int(w, domain);
+}
+
+static void test_timers(void)
+{
+	eddy_test_reset();
+	/* The manifest lists "timer" for a module with a timer handler, and
+	 * only for it. */
+	static const uint8_t want[] = {0x84, 0xa3, 'a', 'b', 'i', 0x01, 0xa5, 'k', 'i', 'n', 'd', 's', 0x92,
+				       0xa7, 'p', 'r', 'o', 'c', 'e', 's', 's', 0xa5, 't', 'i', 'm', 'e', 'r',
+				       0xa4, 'n', 'a', 'm', 'e', 0xa1, 't', 0xa3, 's', 'd', 'k', 0xa7, 'c',
+				       '/', '0', '.', '1', '.', '0'};
+	CHECK(eddy_call_module(&mod_timer, "eddy_manifest", "", 0, &out, &out_len) == 0);
+	CHECK_BYTES(out, out_len, want, sizeof want);
+	CHECK(eddy_call_module(&mod_timer_only, "eddy_manifest", "", 0, &out, &out_len) == 0);
+	CHECK(has(out, out_len, "\x91\xa5timer", 7));
+	CHECK(eddy_call_module(&mod_upper, "eddy_manifest", "", 0, &out, &out_len) == 0);
+	CHECK(!has(out, out_len, "timer", 5));
+
+	/* Records set and delete timers through the host functions. */
+	env_reset();
+	eddy_mp_write_array(&env, 3);
+	put_record(&env, "a", "xyz", 100, 0, NULL);
+	put_record(&env, "a", "", 105, 0, NULL);
+	put_record(&env, NULL, "v", 7, 0, NULL);
+	CHECK(call(&mod_timer, "eddy_process") == 0);
+	result_t res[24];
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 3) == 3);
+	CHECK(res[0].code == 0 && res[0].nrecs == 1 && res[1].code == 0 && res[2].code == 0);
+	eddy_timer_t ts[8];
+	CHECK(eddy_test_timers(ts, 8) == 6);
+	/* In order of time, then domain, then key: the null key is empty. */
+	CHECK(ts[0].time == 0 && ts[0].domain == EDDY_PROCESSING_TIME && bytes_is(ts[0].key, "a"));
+	CHECK(ts[1].time == 1 && ts[1].domain == EDDY_PROCESSING_TIME && bytes_is(ts[1].key, ""));
+	CHECK(ts[2].time == 3 && ts[2].domain == EDDY_PROCESSING_TIME && bytes_is(ts[2].key, "a"));
+	CHECK(ts[3].time == 17 && ts[3].domain == EDDY_EVENT_TIME && bytes_is(ts[3].key, ""));
+	CHECK(ts[4].time == 110 && ts[4].domain == EDDY_EVENT_TIME && bytes_is(ts[4].key, "a"));
+	CHECK(ts[5].time == 115 && ts[5].domain == EDDY_EVENT_TIME && bytes_is(ts[5].key, "a"));
+	CHECK(eddy_test_timers(ts, 2) == 6 && ts[0].time == 0 && ts[1].time == 1);
+	/* Setting a timer that exists keeps one. */
+	CHECK(eddy_set_timer(eddy_cstr("a"), EDDY_EVENT_TIME, 110) == EDDY_OK && eddy_test_timers(ts, 8) == 6);
+	CHECK(eddy_test_has_timer(eddy_cstr("a"), EDDY_EVENT_TIME, 110));
+	CHECK(eddy_test_has_timer(EDDY_NULL, EDDY_EVENT_TIME, 17));
+	CHECK(!eddy_test_has_timer(eddy_cstr("a"), EDDY_PROCESSING_TIME, 110));
+	/* Deleting the timer of the record before: a's 110 goes. */
+	env_reset();
+	eddy_mp_write_array(&env, 1);
+	put_record(&env, "a", "xyz", 111, 0, NULL);
+	CHECK(call(&mod_timer, "eddy_process") == 0);
+	CHECK(!eddy_test_has_timer(eddy_cstr("a"), EDDY_EVENT_TIME, 110));
+	CHECK(eddy_test_has_timer(eddy_cstr("a"), EDDY_EVENT_TIME, 121));
+	/* An unknown domain: the host refuses the timer (-3). */
+	env_reset();
+	eddy_mp_write_array(&env, 1);
+	put_record(&env, "b", "bad-domain", 1, 0, NULL);
+	CHECK(call(&mod_timer, "eddy_process") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 1) == 1 && res[0].code == EDDY_REJECTED);
+	CHECK(strcmp(res[0].reason, "eddy: timer refused by the host") == 0);
+	/* No store: REJECTED; a failing store: set REJECTED (refused),
+	 * delete STATE. */
+	env_reset();
+	eddy_mp_write_array(&env, 1);
+	put_record(&env, "a", "xyz", 1, 0, NULL);
+	eddy_test_set_state_mode(EDDY_TEST_STATE_NONE);
+	CHECK(call(&mod_timer, "eddy_process") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 1) == 1 && res[0].code == EDDY_REJECTED);
+	CHECK(strcmp(res[0].reason, "eddy: no keyed state store (the step is not stateful)") == 0);
+	CHECK(eddy_set_timer(eddy_cstr("x"), EDDY_EVENT_TIME, 1) == EDDY_REJECTED);
+	CHECK(eddy_current_time(EDDY_EVENT_TIME) == EDDY_NO_TIME);
+	eddy_test_set_state_mode(EDDY_TEST_STATE_FAILING);
+	CHECK(call(&mod_timer, "eddy_process") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 1) == 1 && res[0].code == EDDY_STATE);
+	CHECK(strcmp(res[0].reason, "eddy: keyed state storage failed") == 0);
+	CHECK(eddy_set_timer(eddy_cstr("x"), EDDY_EVENT_TIME, 1) == EDDY_REJECTED);
+	CHECK(eddy__g.reason.len == 31 && memcmp(eddy__g.reason.data, "eddy: timer refused by the host", 31) == 0);
+	CHECK(eddy_delete_timer(eddy_cstr("x"), EDDY_EVENT_TIME, 1) == EDDY_STATE);
+	eddy_test_set_state_mode(EDDY_TEST_STATE_OK);
+
+	/* Current times: unknown until set; an unknown domain never. */
+	CHECK(eddy_current_time(EDDY_EVENT_TIME) == EDDY_NO_TIME && EDDY_NO_TIME == INT64_MIN);
+	eddy_test_set_current_time(EDDY_EVENT_TIME, 1700000000000);
+	eddy_test_set_current_time(EDDY_PROCESSING_TIME, -3);
+	CHECK(eddy_current_time(EDDY_EVENT_TIME) == 1700000000000);
+	CHECK(eddy_current_time(EDDY_PROCESSING_TIME) == -3);
+	CHECK(eddy_current_time((eddy_time_domain_t)2) == EDDY_NO_TIME);
+
+	/* eddy_timer: [Timer × N] → [Result × N], body [Record × k]; a nil
+	 * output timestamp is the timer's time. */
+	env_reset();
+	eddy_mp_write_array(&env, 8);
+	put_timer(&env, "k", 1000, 0);
+	put_timer(&env, "k", -7, 1);
+	put_timer(&env, "none", 5, 0);
+	put_timer(&env, "fail", 123, 0);
+	put_timer(&env, "many", INT64_MAX, 1);
+	put_timer(&env, "times", INT64_MIN, 0);
+	put_timer(&env, NULL, 0, 0);
+	put_timer(&env, "now", 9, 0);
+	CHECK(call(&mod_timer, "eddy_timer") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 8) == 8);
+	CHECK(res[0].code == 0 && res[0].nrecs == 1 && bytes_is(res[0].recs[0].key, "k"));
+	CHECK(bytes_is(res[0].recs[0].value, "event") && res[0].recs[0].timestamp == -1 && res[0].recs[0].headers_len == 0);
+	CHECK(res[1].code == 0 && res[1].nrecs == 1 && bytes_is(res[1].recs[0].value, "processing"));
+	CHECK(res[2].code == 0 && res[2].nrecs == 0);
+	CHECK(res[3].code == 70 && strcmp(res[3].reason, "timer at 123 failed") == 0);
+	CHECK(res[4].code == 0 && res[4].nrecs == 20 && res[4].recs[19].timestamp == -1);
+	CHECK(res[5].code == 0 && res[5].nrecs == 3 && res[5].recs[0].timestamp == -1 && res[5].recs[1].timestamp == -1);
+	CHECK(res[5].recs[2].timestamp == 5);
+	CHECK(res[6].code == 0 && res[6].nrecs == 1 && res[6].recs[0].key.ptr == NULL);
+	CHECK(res[7].code == 0 && bytes_is(res[7].recs[0].value, "1700000000000"));
+	/* Byte for byte: one timer, one record, the timer's time as nil. */
+	env_reset();
+	eddy_mp_write_array(&env, 1);
+	put_timer(&env, "k", 1700000000000, 0);
+	CHECK(call(&mod_timer, "eddy_timer") == 0);
+	static const uint8_t one[] = {0x91, 0x92, 0x00, 0x91, 0x94, 0xc4, 0x01, 'k', 0xc4, 0x05,
+				      'e',  'v',  'e',  'n',  't',  0xc0, 0x90};
+	CHECK_BYTES(out, out_len, one, sizeof one);
+	/* An empty batch; str keys and any int width are accepted. */
+	CHECK(eddy_call_module(&mod_timer, "eddy_timer", "\x90", 1, &out, &out_len) == 0);
+	CHECK_BYTES(out, out_len, "\x90", 1);
+	static const uint8_t wide[] = {0x91, 0x93, 0xa1, 'k', 0xd3, 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0xce, 0, 0, 0, 1};
+	CHECK(eddy_call_module(&mod_timer, "eddy_timer", wide, sizeof wide, &out, &out_len) == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 1) == 1 && res[0].code == 0);
+	CHECK(bytes_is(res[0].recs[0].key, "k") && bytes_is(res[0].recs[0].value, "processing"));
+
+	/* A module without a timer handler: UNSUPPORTED. */
+	env_reset();
+	eddy_mp_write_array(&env, 2);
+	put_timer(&env, "k", 1, 0);
+	put_timer(&env, "k", 2, 1);
+	CHECK(call(&mod_upper, "eddy_timer") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 2) == 2 && res[1].code == EDDY_UNSUPPORTED);
+	CHECK(strcmp(res[0].reason, "this module implements no timer function") == 0);
+
+	/* Bad envelopes: not an array fails the call; a timer of the wrong
+	 * shape, a float time or trailing bytes fail every item. */
+	int code;
+	CHECK(eddy_call_module(&mod_timer, "eddy_timer", "\x05", 1, &out, &out_len) == EDDY_BAD_ENVELOPE);
+	CHECK(strncmp(eddy_test_last_error(&code), "eddy_timer: malformed input envelope", 36) == 0 &&
+	      code == EDDY_BAD_ENVELOPE);
+	env_reset();
+	eddy_mp_write_array(&env, 2);
+	put_timer(&env, "k", 1, 0);
+	eddy_mp_write_array(&env, 2);
+	eddy_mp_write_bin(&env, "k", 1);
+	eddy_mp_write_int(&env, 1);
+	CHECK(call(&mod_timer, "eddy_timer") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 2) == 2 && res[0].code == EDDY_BAD_ENVELOPE);
+	CHECK(strstr(res[1].reason, "timer 1") && strstr(res[1].reason, "not an array of 3 elements"));
+	env_reset();
+	eddy_mp_write_array(&env, 1);
+	eddy_mp_write_array(&env, 3);
+	eddy_mp_write_bin(&env, "k", 1);
+	eddy_mp_write_byte(&env, 0xcb);
+	for (int i = 0; i < 8; i++)
+		eddy_mp_write_byte(&env, 0);
+	eddy_mp_write_int(&env, 0);
+	CHECK(call(&mod_timer, "eddy_timer") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 1) == 1 && res[0].code == EDDY_BAD_ENVELOPE);
+	env_reset();
+	eddy_mp_write_array(&env, 1);
+	put_timer(&env, "k", 1, 0);
+	eddy_mp_write_nil(&env);
+	CHECK(call(&mod_timer, "eddy_timer") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 1) == 1 && res[0].code == EDDY_BAD_ENVELOPE);
+	CHECK(strcmp(res[0].reason, "malformed input envelope: 1 trailing bytes") == 0);
+
+	/* Many timers in one call (the timer array grows). */
+	enum { N = 3000 };
+	env_reset();
+	eddy_mp_write_array(&env, N);
+	for (int i = 0; i < N; i++)
+		put_timer(&env, "k", i, i & 1);
+	CHECK(call(&mod_timer, "eddy_timer") == 0);
+	eddy_mp_reader_t r;
+	eddy_mp_reader_init(&r, out, out_len);
+	CHECK(eddy_mp_read_array(&r) == N);
+	int ok = 1;
+	for (int i = 0; i < N; i++) {
+		ok &= eddy_mp_read_array(&r) == 2 && eddy_mp_read_int(&r) == 0 && eddy_mp_read_array(&r) == 1;
+		ok &= eddy_mp_read_array(&r) == 4 && bytes_is(eddy_mp_read_bytes(&r), "k");
+		ok &= bytes_is(eddy_mp_read_bytes(&r), i & 1 ? "processing" : "event");
+		ok &= eddy_mp_is_nil(&r);
+		eddy_mp_skip(&r);
+		eddy_mp_skip(&r);
+	}
+	CHECK(ok && r.err == 0 && eddy_mp_left(&r) == 0);
+
+	/* eddy_test_fire drives the program's module: see
+	 * test_module_macro. */
+	eddy_test_reset();
+	CHECK(eddy_test_timers(ts, 8) == 0 && eddy_current_time(EDDY_EVENT_TIME) == EDDY_NO_TIME);
+}
+
 static void test_format(void)
 {
 	char buf[8];
@@ -1006,7 +1272,7 @@ static void test_scratch(void)
 }
 
 /* EDDY_MODULE defines eddy_call and eddy_module for this program. */
-EDDY_MODULE(.name = "test", .version = "0", .map = map_upper);
+EDDY_MODULE(.name = "test", .version = "0", .map = map_upper, .timer = fire_timer);
 
 static void test_module_macro(void)
 {
@@ -1033,6 +1299,20 @@ static void test_module_macro(void)
 	CHECK(tr[0].records[0].headers_len == 0); /* map_upper drops headers */
 	CHECK(tr[1].code == EDDY_OK && tr[1].records[0].value.ptr == NULL && tr[1].records[0].key.ptr == NULL);
 	CHECK(tr[2].records[0].value.ptr != NULL && tr[2].records[0].value.len == 0);
+
+	/* eddy_test_fire: timers in, decoded results out; nil timestamps are
+	 * the timers' times. */
+	eddy_timer_t t[3] = {
+		{.key = eddy_cstr("k"), .time = 42},
+		{.key = eddy_cstr("times"), .time = -9, .domain = EDDY_PROCESSING_TIME},
+		{.key = eddy_cstr("fail"), .time = 1},
+	};
+	CHECK(eddy_test_fire(t, 3, tr) == 0);
+	CHECK(tr[0].code == EDDY_OK && tr[0].records_len == 1 && bytes_is(tr[0].records[0].key, "k"));
+	CHECK(tr[0].records[0].timestamp == 42 && bytes_is(tr[0].records[0].value, "event"));
+	CHECK(tr[1].records_len == 3 && tr[1].records[0].timestamp == -9 && tr[1].records[1].timestamp == -9);
+	CHECK(tr[1].records[2].timestamp == 5 && bytes_is(tr[1].records[2].value, "processing"));
+	CHECK(tr[2].code == 70 && strcmp(tr[2].reason, "timer at 1 failed") == 0);
 }
 
 int main(void)
@@ -1050,6 +1330,7 @@ int main(void)
 	test_general_decoding();
 	test_large_batches();
 	test_state();
+	test_timers();
 	test_format();
 	test_scratch();
 	test_module_macro();

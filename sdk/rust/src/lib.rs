@@ -51,8 +51,10 @@
 //! | `join` | join | [`Join`] |
 //! | `key` | key | [`KeyBy`] |
 //! | `timestamp` | timestamp | [`Timestamp`] |
+//! | `timer` | timer | [`OnTimer`]: timers that fired ([`timer`](mod@timer)) |
 //!
-//! A module has at most one process entry and one of each other kind. Each
+//! A module has at most one process entry and one of each other kind; a
+//! `timer` entry goes beside the process entry of a stateful step. Each
 //! entry's value is an expression that makes the handler; it is evaluated
 //! once per instance, on the first call of its kind, and the handler then
 //! lives as long as the instance, so it can keep reusable buffers. Plain
@@ -79,8 +81,9 @@
 //! # Host functions
 //!
 //! [`log()`] and [`log!`] write to the host's log, [`count`] adds to a
-//! metric, and [`state`] reads and writes keyed state. In native builds they
-//! use in-memory stand-ins that [`testing`] inspects.
+//! metric, [`state`] reads and writes keyed state, and [`set_timer`],
+//! [`delete_timer`] and [`current_time`] handle timers ([`timer`](mod@timer)).
+//! In native builds they use in-memory stand-ins that [`testing`] inspects.
 //!
 //! # Concurrency
 //!
@@ -102,9 +105,11 @@ pub mod state;
 pub mod testing;
 #[cfg(test)]
 mod tests;
+pub mod timer;
 
 pub use error::{code, Error, Result};
 pub use record::{Emitter, Header, HeaderIter, Headers, OwnedRecord, Record, HEADER_OUTPUT};
+pub use timer::{current_time, delete_timer, set_timer, TimeDomain, Timer, NO_TIME};
 
 /// What the manifest reports in its `sdk` key.
 pub const SDK_VERSION: &str = "rust/0.1.0";
@@ -228,6 +233,39 @@ where
     #[inline]
     fn timestamp(&mut self, r: Record<'_>) -> Result<i64> {
         self(r)
+    }
+}
+
+/// A timer function (kind `timer`): called for each timer of the step that
+/// fires (see [`timer`](mod@timer)); it may read and write keyed state,
+/// set and delete timers, and emit records, which are outputs of the step.
+///
+/// Records are emitted as in a [`FlatMap`]; a record whose timestamp is 0
+/// (as [`Record::new`] makes) or the timer's time gets the timer's time. An
+/// error sends the timer to the dead-letter topic and discards the records
+/// emitted for it.
+///
+/// ```
+/// use eddy::{Emitter, Record, Result, Timer};
+///
+/// /// Emits one record per timer, with the timer's key and time.
+/// fn remind(t: Timer<'_>, out: &mut Emitter<'_>) -> Result<()> {
+///     out.emit(Record::new(Some(t.key), Some(b"due")));
+///     Ok(())
+/// }
+/// ```
+pub trait OnTimer {
+    /// Handles the timer `t` that fired, emitting the records it becomes.
+    fn on_timer(&mut self, t: Timer<'_>, out: &mut Emitter<'_>) -> Result<()>;
+}
+
+impl<F> OnTimer for F
+where
+    F: for<'a, 'b, 'c> FnMut(Timer<'a>, &'b mut Emitter<'c>) -> Result<()>,
+{
+    #[inline]
+    fn on_timer(&mut self, t: Timer<'_>, out: &mut Emitter<'_>) -> Result<()> {
+        self(t, out)
     }
 }
 
@@ -373,8 +411,8 @@ pub fn count(name: &str, delta: i64) {
 ///     name: "wordkey",          // optional: the function's name
 ///     version: "1.0.0",         // optional: the function's version
 ///     key: first_word,          // any of: map, filter, flat_map (one of
-///     timestamp: EventTime::new(), // them), aggregate, join, key, timestamp
-/// }
+///     timestamp: EventTime::new(), // them), aggregate, join, key, timestamp,
+/// }                             // timer
 /// ```
 ///
 /// Each handler expression is evaluated once per instance, on the first call
@@ -458,11 +496,14 @@ macro_rules! __eddy_manifest {
     ($m:ident, timestamp, $v:expr) => {
         $m.kind($crate::rt::KIND_TIMESTAMP);
     };
+    ($m:ident, timer, $v:expr) => {
+        $m.kind($crate::rt::KIND_TIMER);
+    };
     ($m:ident, $other:ident, $v:expr) => {
         ::core::compile_error!(::core::concat!(
             "eddy::export!: unknown entry `",
             ::core::stringify!($other),
-            "` (want name, version, map, filter, flat_map, aggregate, join, key or timestamp)"
+            "` (want name, version, map, filter, flat_map, aggregate, join, key, timestamp or timer)"
         ));
     };
 }
@@ -489,6 +530,9 @@ macro_rules! __eddy_arm {
     };
     ($e:ident, $in:ident, $out:ident, timestamp, $v:expr) => {
         $crate::__eddy_arm!(@one $e, $in, $out, Timestamp, timestamp, $v);
+    };
+    ($e:ident, $in:ident, $out:ident, timer, $v:expr) => {
+        $crate::__eddy_arm!(@one $e, $in, $out, Timer, timer, $v);
     };
     ($e:ident, $in:ident, $out:ident, aggregate, $v:expr) => {
         if $e.is_aggregate() {
@@ -520,6 +564,7 @@ macro_rules! __eddy_exports {
     (join) => { $crate::__eddy_exports!(@fn eddy_join, Join); };
     (key) => { $crate::__eddy_exports!(@fn eddy_key, Key); };
     (timestamp) => { $crate::__eddy_exports!(@fn eddy_timestamp, Timestamp); };
+    (timer) => { $crate::__eddy_exports!(@fn eddy_timer, Timer); };
     (aggregate) => {
         $crate::__eddy_exports!(@fn eddy_agg_init, AggInit);
         $crate::__eddy_exports!(@fn eddy_agg_add, AggAdd);

@@ -16,7 +16,8 @@
 use crate::error::{code, Error};
 use crate::msgpack::{self, DecodeError, Reader};
 use crate::record::{write_record, Emitter, Headers, Record};
-use crate::{host, Aggregate, Filter, FlatMap, Join, KeyBy, Map, Timestamp};
+use crate::timer::{TimeDomain, Timer};
+use crate::{host, Aggregate, Filter, FlatMap, Join, KeyBy, Map, OnTimer, Timestamp};
 use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
@@ -42,6 +43,8 @@ pub enum Export {
     Key,
     /// `eddy_timestamp`
     Timestamp,
+    /// `eddy_timer`
+    Timer,
 }
 
 impl Export {
@@ -57,12 +60,13 @@ impl Export {
             Export::Join => "eddy_join",
             Export::Key => "eddy_key",
             Export::Timestamp => "eddy_timestamp",
+            Export::Timer => "eddy_timer",
         }
     }
 
     /// The export called `name`, if any.
     pub fn from_name(name: &str) -> Option<Export> {
-        const ALL: [Export; 9] = [
+        const ALL: [Export; 10] = [
             Export::Manifest,
             Export::Process,
             Export::AggInit,
@@ -72,6 +76,7 @@ impl Export {
             Export::Join,
             Export::Key,
             Export::Timestamp,
+            Export::Timer,
         ];
         ALL.iter().copied().find(|e| e.name() == name)
     }
@@ -140,13 +145,16 @@ pub const KIND_JOIN: u8 = 4;
 pub const KIND_KEY: u8 = 8;
 /// Kind bit: timestamp.
 pub const KIND_TIMESTAMP: u8 = 16;
+/// Kind bit: timer.
+pub const KIND_TIMER: u8 = 32;
 
-const KIND_NAMES: [(u8, &str); 5] = [
+const KIND_NAMES: [(u8, &str); 6] = [
     (KIND_PROCESS, "process"),
     (KIND_AGGREGATE, "aggregate"),
     (KIND_JOIN, "join"),
     (KIND_KEY, "key"),
     (KIND_TIMESTAMP, "timestamp"),
+    (KIND_TIMER, "timer"),
 ];
 
 /// What the manifest says.
@@ -262,6 +270,22 @@ struct RawItem {
     b: Span,
 }
 
+/// A decoded Timer of eddy_timer. A nil key (the ABI says bytes, never
+/// nil) is read as an empty one.
+#[derive(Clone, Copy)]
+struct RawTimer {
+    key: Span,
+    time: i64,
+    domain: TimeDomain,
+}
+
+impl RawTimer {
+    #[inline]
+    fn view<'a>(&self, input: &'a [u8]) -> Timer<'a> {
+        Timer { key: self.key.get(input).unwrap_or_default(), time: self.time, domain: self.domain }
+    }
+}
+
 /// A decoded Group of eddy_agg_add (its key is not kept: Add does not take
 /// it); its records are `recs[lo..hi]`.
 #[derive(Clone, Copy, Default)]
@@ -275,6 +299,7 @@ struct Scratch {
     recs: Vec<RawRecord>,
     items: Vec<RawItem>,
     groups: Vec<RawGroup>,
+    timers: Vec<RawTimer>,
     /// The current accumulator and the scratch copy handed to Add.
     acc: Vec<u8>,
     work: Vec<u8>,
@@ -286,6 +311,7 @@ static mut SCRATCH: Scratch = Scratch {
     recs: Vec::new(),
     items: Vec::new(),
     groups: Vec::new(),
+    timers: Vec::new(),
     acc: Vec::new(),
     work: Vec::new(),
     rec_errs: Vec::new(),
@@ -509,6 +535,34 @@ fn read_items(input: &[u8], width: usize, items: &mut Vec<RawItem>) -> Result<(u
     Ok((n, Ok(())))
 }
 
+/// Decodes `[[key, time, domain] × n]`, the Timers of eddy_timer.
+fn read_timers(input: &[u8], timers: &mut Vec<RawTimer>) -> Result<(usize, Result<(), String>), CallError> {
+    let mut r = Reader::new(input);
+    let n = count(&mut r)?;
+    timers.clear();
+    timers.reserve(n);
+    for i in 0..n {
+        let res = (|| -> Result<RawTimer, Malformed> {
+            if r.array_len()? != 3 {
+                return Err(Malformed::Shape("a timer is not an array of 3 elements"));
+            }
+            let key = Span::of(input, r.bytes()?);
+            let time = r.int()?;
+            let domain = TimeDomain::from_i64(r.int()?)
+                .ok_or(Malformed::Shape("a timer's domain is not 0 (event) or 1 (processing)"))?;
+            Ok(RawTimer { key, time, domain })
+        })();
+        match res {
+            Ok(t) => timers.push(t),
+            Err(e) => return Ok((n, Err(format!("malformed input envelope: timer {}: {}", i, e)))),
+        }
+    }
+    if let Err(e) = trailing(&r) {
+        return Ok((n, Err(format!("malformed input envelope: {}", e))));
+    }
+    Ok((n, Ok(())))
+}
+
 // --- Encoding answers ---
 
 /// Appends a failed Result: [code, reason].
@@ -592,34 +646,57 @@ pub fn filter<H: Filter>(h: &mut H, input: &[u8], out: &mut Vec<u8>) -> Result<(
 
 /// eddy_process with a [`FlatMap`]: body = [Record × k].
 pub fn flat_map<H: FlatMap>(h: &mut H, input: &[u8], out: &mut Vec<u8>) -> Result<(), CallError> {
-    records(input, out, |r, out| {
-        let start = out.len();
-        // [0, [...]]: the array header is written as a fixarray and widened
-        // below if 16 or more records were emitted.
-        out.extend_from_slice(&[0x92, 0x00, 0x90]);
-        let body = out.len();
-        let mut em = Emitter::new(out, r.timestamp);
-        let res = h.flat_map(r, &mut em);
-        let k = em.len();
-        match res {
-            Err(e) => {
-                out.truncate(start);
-                write_error(out, &e);
-            }
-            Ok(()) if k < 16 => out[body - 1] = 0x90 | k as u8,
-            Ok(()) => {
-                // array 16 or 32: widen the header in place, no allocation.
-                let hdr: ([u8; 5], usize) = if k <= u16::MAX as usize {
-                    let b = (k as u16).to_be_bytes();
-                    ([msgpack::format::ARRAY16, b[0], b[1], 0, 0], 3)
-                } else {
-                    let b = (k as u32).to_be_bytes();
-                    ([msgpack::format::ARRAY32, b[0], b[1], b[2], b[3]], 5)
-                };
-                out.splice(body - 1..body, hdr.0[..hdr.1].iter().copied());
-            }
+    records(input, out, |r, out| write_emitted(out, r.timestamp, false, |em| h.flat_map(r, em)))
+}
+
+/// Appends the Result of a handler that emits records: `[0, [Record × k]]`
+/// or the handler's failure, which discards what it emitted. `ts` is the
+/// time of the input record, or of the timer if `timer`.
+#[inline]
+fn write_emitted(out: &mut Vec<u8>, ts: i64, timer: bool, run: impl FnOnce(&mut Emitter<'_>) -> crate::Result<()>) {
+    let start = out.len();
+    // [0, [...]]: the array header is written as a fixarray and widened
+    // below if 16 or more records were emitted.
+    out.extend_from_slice(&[0x92, 0x00, 0x90]);
+    let body = out.len();
+    let mut em = if timer { Emitter::for_timer(out, ts) } else { Emitter::new(out, ts) };
+    let res = run(&mut em);
+    let k = em.len();
+    match res {
+        Err(e) => {
+            out.truncate(start);
+            write_error(out, &e);
         }
-    })
+        Ok(()) if k < 16 => out[body - 1] = 0x90 | k as u8,
+        Ok(()) => {
+            // array 16 or 32: widen the header in place, no allocation.
+            let hdr: ([u8; 5], usize) = if k <= u16::MAX as usize {
+                let b = (k as u16).to_be_bytes();
+                ([msgpack::format::ARRAY16, b[0], b[1], 0, 0], 3)
+            } else {
+                let b = (k as u32).to_be_bytes();
+                ([msgpack::format::ARRAY32, b[0], b[1], b[2], b[3]], 5)
+            };
+            out.splice(body - 1..body, hdr.0[..hdr.1].iter().copied());
+        }
+    }
+}
+
+/// eddy_timer with an [`OnTimer`]: [Timer × N] → [Result × N], body =
+/// [Record × k], where a nil timestamp is the timer's time.
+pub fn timer<H: OnTimer>(h: &mut H, input: &[u8], out: &mut Vec<u8>) -> Result<(), CallError> {
+    let s = scratch();
+    let (n, res) = read_timers(input, &mut s.timers)?;
+    msgpack::write_array_header(out, n);
+    if let Err(msg) = res {
+        fail_all(out, n, code::BAD_ENVELOPE, &msg);
+        return Ok(());
+    }
+    for raw in s.timers.iter() {
+        let t = raw.view(input);
+        write_emitted(out, t.time, true, |em| h.on_timer(t, em));
+    }
+    Ok(())
 }
 
 /// eddy_key: body = the new key, bytes?.
@@ -855,6 +932,7 @@ pub fn unsupported(e: Export, input: &[u8], out: &mut Vec<u8>) -> Result<(), Cal
         Export::Join => "this module implements no join function",
         Export::Key => "this module implements no key function",
         Export::Timestamp => "this module implements no timestamp function",
+        Export::Timer => "this module implements no timer function",
     };
     let mut r = Reader::new(input);
     let n = count(&mut r)?;

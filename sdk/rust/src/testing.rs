@@ -23,8 +23,8 @@
 //! # }
 //! ```
 //!
-//! Keyed state, counters and the log are in-memory stand-ins for the host's,
-//! kept per thread. A [`Guest`] holds a process-wide lock while it lives,
+//! Keyed state, timers, counters and the log are in-memory stand-ins for
+//! the host's, kept per thread. A [`Guest`] holds a process-wide lock while it lives,
 //! because a module's handlers and the SDK's buffers are single-threaded,
 //! like a Wasm instance: tests that use it run one at a time.
 
@@ -32,7 +32,7 @@ pub use crate::host::imp::StateMode;
 use crate::host::imp::NATIVE;
 use crate::msgpack::{self, DecodeError, Reader};
 use crate::rt::{self, CallError, CallFn, Export};
-use crate::{Level, OwnedRecord, Record};
+use crate::{Level, OwnedRecord, Record, TimeDomain, Timer};
 use std::sync::{Mutex, MutexGuard};
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -82,6 +82,24 @@ pub struct Added {
     pub acc: Vec<u8>,
     /// The records that were not folded: index within the group, failure.
     pub errors: Vec<(usize, Failure)>,
+}
+
+/// A timer the guest has set and not deleted ([`Guest::timers`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PendingTimer {
+    /// The timer's time, in ms since the Unix epoch.
+    pub time: i64,
+    /// The timer's domain.
+    pub domain: TimeDomain,
+    /// The key the timer was set for.
+    pub key: Vec<u8>,
+}
+
+impl PendingTimer {
+    /// The timer as it fires, to hand to [`Guest::timer`].
+    pub fn as_timer(&self) -> Timer<'_> {
+        Timer { key: &self.key, time: self.time, domain: self.domain }
+    }
 }
 
 /// Drives one module's handlers natively (see the module documentation).
@@ -191,7 +209,8 @@ fn decode_process(out: &[u8], in_ts: impl Fn(usize) -> i64) -> Result<Vec<Outcom
 impl Guest {
     /// A harness for the module whose calls `call` answers (what
     /// `export!` generates). It resets this thread's stand-in state
-    /// (absent), counters and log, and holds a process-wide lock until it
+    /// (absent), timers and current times (unknown), counters and log, and
+    /// holds a process-wide lock until it
     /// is dropped.
     pub fn new(call: CallFn) -> Guest {
         let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -202,6 +221,8 @@ impl Guest {
             n.counters.clear();
             n.logs.clear();
             n.last_error = None;
+            n.timers.clear();
+            n.now = [crate::NO_TIME; 2];
         });
         Guest { call, _lock: lock }
     }
@@ -255,6 +276,24 @@ impl Guest {
     pub fn process_raw(&mut self, envelope: &[u8]) -> Result<Vec<Outcome<Vec<OwnedRecord>>>, CallError> {
         let out = self.call_raw("eddy_process", envelope)?;
         decode_process(&out, |_| 0)
+    }
+
+    /// Calls eddy_timer on `timers`, as the host does when they fire. Each
+    /// outcome holds the output records, with an inherited (nil) timestamp
+    /// replaced by the timer's time, as the host does. It does not delete
+    /// the timers from [`timers`](Guest::timers) (the host deletes a timer
+    /// as it fires).
+    pub fn timer(&mut self, timers: &[Timer<'_>]) -> Result<Vec<Outcome<Vec<OwnedRecord>>>, CallError> {
+        let mut b = Vec::new();
+        msgpack::write_array_header(&mut b, timers.len());
+        for t in timers {
+            b.push(0x93);
+            msgpack::write_bin(&mut b, Some(t.key));
+            msgpack::write_int(&mut b, t.time);
+            msgpack::write_int(&mut b, t.domain as i64);
+        }
+        let out = self.call_raw("eddy_timer", &b)?;
+        decode_process(&out, |i| timers.get(i).map_or(0, |t| t.time))
     }
 
     /// Calls eddy_key on `recs`: each outcome is the new key.
@@ -355,7 +394,7 @@ impl Guest {
         read_results(&out, |r| Ok(owned(r.bytes()?)))
     }
 
-    /// Sets what the stand-in state store does (initially
+    /// Sets what the stand-in state store and timer service do (initially
     /// [`StateMode::Absent`]).
     pub fn set_state_mode(&mut self, mode: StateMode) {
         NATIVE.with(|n| n.borrow_mut().mode = mode);
@@ -369,6 +408,38 @@ impl Guest {
     /// Presets the stand-in state value under `key`.
     pub fn set_state(&mut self, key: &[u8], value: &[u8]) {
         NATIVE.with(|n| n.borrow_mut().state.insert(key.to_vec(), value.to_vec()));
+    }
+
+    /// The timers the guest has set and not deleted, in order of time, then
+    /// domain, then key.
+    pub fn timers(&self) -> Vec<PendingTimer> {
+        NATIVE.with(|n| {
+            let mut ts: Vec<PendingTimer> = n
+                .borrow()
+                .timers
+                .iter()
+                .map(|(key, d, time)| PendingTimer {
+                    time: *time,
+                    domain: TimeDomain::from_i64(*d as i64).unwrap_or(TimeDomain::EventTime),
+                    key: key.clone(),
+                })
+                .collect();
+            ts.sort();
+            ts
+        })
+    }
+
+    /// Removes every timer.
+    pub fn clear_timers(&mut self) {
+        NATIVE.with(|n| n.borrow_mut().timers.clear());
+    }
+
+    /// Sets what [`current_time`](crate::current_time) answers for
+    /// `domain` (initially [`NO_TIME`](crate::NO_TIME)). In
+    /// [`StateMode::Absent`] it answers `NO_TIME` whatever is set, as a
+    /// step without timers does.
+    pub fn set_current_time(&mut self, domain: TimeDomain, now: i64) {
+        NATIVE.with(|n| n.borrow_mut().now[domain as usize] = now);
     }
 
     /// The value of the counter called `name` (0 if never added to).

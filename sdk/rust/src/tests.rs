@@ -7,8 +7,8 @@
 
 use crate::msgpack::{self, DecodeError, Reader};
 use crate::rt::{CallError, Export};
-use crate::testing::{Failure, Group, StateMode};
-use crate::{code, state, Emitter, Error, Header, Headers, Record, Result};
+use crate::testing::{Failure, Group, PendingTimer, StateMode};
+use crate::{code, state, Emitter, Error, Header, Headers, Record, Result, TimeDomain, Timer};
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
@@ -235,6 +235,10 @@ fn unsupported_kinds() {
     let mut g = upper_guest::eddy_guest();
     let res = g.key(&[Record::new(None, None)]).unwrap();
     assert_eq!(res[0].as_ref().unwrap_err().code, code::UNSUPPORTED);
+    let res = g.timer(&[Timer { key: b"k", time: 1, domain: TimeDomain::EventTime }]).unwrap();
+    let f = res[0].as_ref().unwrap_err();
+    assert_eq!((f.code, f.reason.as_str()), (code::UNSUPPORTED, "this module implements no timer function"));
+    assert_eq!(g.call_raw("eddy_timer", &hex("90")).unwrap(), hex("90"));
     assert_eq!(g.agg_init().unwrap().unwrap_err().code, code::UNSUPPORTED);
     let recs = [Record::new(None, None), Record::new(None, None)];
     let added = g.agg_add(&[Group { key: None, acc: Some(b"acc"), records: &recs }]).unwrap();
@@ -535,10 +539,159 @@ fn emitter_counts() {
 
 #[test]
 fn export_names() {
-    for e in [Export::Process, Export::AggInit, Export::Timestamp, Export::Manifest] {
+    for e in [Export::Process, Export::AggInit, Export::Timestamp, Export::Timer, Export::Manifest] {
         assert_eq!(Export::from_name(e.name()), Some(e));
     }
     let _ = CallError { code: 5, message: "x".into() }.to_string();
+}
+
+// --- Timers ---
+
+mod timer_guest {
+    use crate::{Emitter, Error, Header, Headers, Record, Result, TimeDomain, Timer};
+
+    /// Sets an event-time timer one second after each record, under the
+    /// record's key; passes nothing on.
+    pub fn touch(r: Record<'_>) -> Result<bool> {
+        crate::set_timer(r.key.unwrap_or_default(), TimeDomain::EventTime, r.timestamp + 1000)?;
+        Ok(false)
+    }
+
+    /// Key "none" emits nothing, "two" two records (one with timestamp 0,
+    /// which gets the timer's time, one at 7), "err" fails after
+    /// emitting, "many" 20 records, "again" sets a processing-time timer
+    /// at the current processing time.
+    pub fn fire(t: Timer<'_>, out: &mut Emitter<'_>) -> Result<()> {
+        static H: [Header<'static>; 1] = [Header { name: "d", value: Some(b"x") }];
+        match t.key {
+            b"none" => {}
+            b"two" => {
+                out.emit(Record::new(Some(t.key), Some(b"a")));
+                out.emit(Record { timestamp: 7, headers: Headers::new(&H), ..Record::new(None, Some(b"b")) });
+            }
+            b"err" => {
+                out.emit(Record::new(Some(t.key), None));
+                return Err(Error::with_code(70, "no"));
+            }
+            b"many" => {
+                for _ in 0..20 {
+                    out.emit(Record { timestamp: t.time, ..Record::new(None, None) });
+                }
+            }
+            b"again" => {
+                crate::set_timer(t.key, TimeDomain::ProcessingTime, crate::current_time(TimeDomain::ProcessingTime))?
+            }
+            _ => out.emit(Record::new(Some(t.key), Some(if t.domain == TimeDomain::EventTime { b"e" } else { b"p" }))),
+        }
+        Ok(())
+    }
+
+    crate::export! { name: "timers", filter: touch, timer: fire }
+}
+
+#[test]
+fn timers_fire_into_records() {
+    let mut g = timer_guest::eddy_guest();
+    let m = g.manifest().unwrap();
+    assert_eq!(m.kinds, ["process", "timer"]);
+    let ev = |key: &'static [u8], time| Timer { key, time, domain: TimeDomain::EventTime };
+    let res = g
+        .timer(&[
+            ev(b"none", 5),
+            ev(b"two", 5),
+            ev(b"err", 5),
+            ev(b"many", 5),
+            Timer { key: b"k", time: -3, domain: TimeDomain::ProcessingTime },
+        ])
+        .unwrap();
+    assert_eq!(res[0], Ok(vec![]));
+    let two = res[1].as_ref().unwrap();
+    assert_eq!(two.len(), 2);
+    assert_eq!((two[0].key.as_deref(), two[0].timestamp), (Some(&b"two"[..]), 5));
+    assert_eq!((two[1].key.as_deref(), two[1].timestamp, two[1].headers.len()), (None, 7, 1));
+    assert_eq!(res[2], Err(Failure { code: 70, reason: "no".into() }));
+    assert_eq!(res[3].as_ref().unwrap().len(), 20);
+    assert!(res[3].as_ref().unwrap().iter().all(|r| r.timestamp == 5));
+    let p = &res[4].as_ref().unwrap()[0];
+    assert_eq!((p.value.as_deref(), p.timestamp), (Some(&b"p"[..]), -3));
+
+    // The bytes: a timestamp 0 or equal to the timer's is written as nil.
+    let out = g.call_raw("eddy_timer", &hex("91 93 c403 74776f 05 00")).unwrap();
+    assert_eq!(out, hex("91 92 00 92 94 c403 74776f c40161 c0 90 94 c0 c40162 07 91 92 a164 c40178"));
+    // A nil or str key is accepted (nil reads as empty); any int format.
+    let out = g.call_raw("eddy_timer", &hex("92 93 c0 d3ffffffffffffffff 01 93 a0 cf0000000000000009 00")).unwrap();
+    assert_eq!(out, hex("92 92 00 91 94 c400 c40170 c0 90 92 00 91 94 c400 c40165 c0 90"));
+}
+
+#[test]
+fn timer_envelopes_that_do_not_decode() {
+    let mut g = timer_guest::eddy_guest();
+    // The count cannot be read: the call fails.
+    assert_eq!(g.call_raw("eddy_timer", &hex("c0")).unwrap_err().code, code::BAD_ENVELOPE);
+    // An unknown domain, a timer of 2 elements, a float time, trailing
+    // bytes: every item fails with BAD_ENVELOPE and no handler runs.
+    for (env, what) in [
+        ("92 93 c40174 01 00 93 c40174 01 02", "timer 1: a timer's domain is not 0 (event) or 1 (processing)"),
+        ("91 92 c40174 01", "timer 0: a timer is not an array of 3 elements"),
+        ("91 93 c40174 cb 00", "timer 0: msgpack"),
+        ("91 93 c40174 01 00 00", "trailing bytes"),
+    ] {
+        let out = g.call_raw("eddy_timer", &hex(env)).unwrap();
+        let mut r = Reader::new(&out);
+        let n = r.array_len().unwrap();
+        assert_eq!(n, hex(env)[0] as usize & 0x0f);
+        for _ in 0..n {
+            assert_eq!((r.array_len(), r.int()), (Ok(2), Ok(code::BAD_ENVELOPE as i64)));
+            let reason = r.str().unwrap();
+            assert!(reason.starts_with("malformed input envelope: ") && reason.contains(what), "{}", reason);
+        }
+    }
+}
+
+#[test]
+fn timer_host_calls() {
+    let mut g = timer_guest::eddy_guest();
+    // No store: the step has no timers.
+    let res = g.process(&[Record::new(Some(b"a"), None)]).unwrap();
+    assert_eq!(res[0].as_ref().unwrap_err().code, code::REJECTED);
+    assert_eq!(crate::set_timer(b"a", TimeDomain::EventTime, 1), Err(Error::NO_STATE));
+    assert_eq!(crate::delete_timer(b"a", TimeDomain::EventTime, 1), Err(Error::NO_STATE));
+    g.set_current_time(TimeDomain::EventTime, 5);
+    assert_eq!(crate::current_time(TimeDomain::EventTime), crate::NO_TIME);
+
+    g.set_state_mode(StateMode::Memory);
+    assert_eq!(crate::current_time(TimeDomain::EventTime), 5);
+    assert_eq!(crate::current_time(TimeDomain::ProcessingTime), i64::MIN);
+    let recs = [Record { timestamp: 10, ..Record::new(Some(b"b"), None) }, Record::new(None, None)];
+    assert_eq!(g.process(&recs).unwrap(), [Ok(vec![]), Ok(vec![])]);
+    crate::set_timer(b"b", TimeDomain::EventTime, 1010).unwrap(); // already set: one timer
+    crate::set_timer(b"c", TimeDomain::ProcessingTime, 1010).unwrap();
+    let pt = |time, domain, key: &[u8]| PendingTimer { time, domain, key: key.to_vec() };
+    let want = [
+        pt(1000, TimeDomain::EventTime, b""),
+        pt(1010, TimeDomain::EventTime, b"b"),
+        pt(1010, TimeDomain::ProcessingTime, b"c"),
+    ];
+    assert_eq!(g.timers(), want);
+    crate::delete_timer(b"c", TimeDomain::ProcessingTime, 1010).unwrap();
+    crate::delete_timer(b"c", TimeDomain::ProcessingTime, 1010).unwrap(); // absent: not an error
+    crate::delete_timer(b"b", TimeDomain::ProcessingTime, 1010).unwrap(); // another domain
+    assert_eq!(g.timers(), want[..2]);
+    // A handler sets timers too.
+    g.set_current_time(TimeDomain::ProcessingTime, 77);
+    let again = g.timers()[0].clone();
+    let again = PendingTimer { key: b"again".to_vec(), ..again };
+    assert_eq!(g.timer(&[again.as_timer()]).unwrap(), [Ok(vec![])]);
+    assert!(g.timers().contains(&pt(77, TimeDomain::ProcessingTime, b"again")));
+    g.clear_timers();
+    assert!(g.timers().is_empty());
+
+    g.set_state_mode(StateMode::Failing);
+    assert_eq!(crate::set_timer(b"a", TimeDomain::EventTime, 1), Err(Error::TIMER_REFUSED));
+    assert_eq!(Error::TIMER_REFUSED.code(), code::STATE);
+    assert_eq!(crate::delete_timer(b"a", TimeDomain::EventTime, 1), Err(Error::STATE_FAILED));
+    let res = g.process(&recs).unwrap();
+    assert_eq!(res[0].as_ref().unwrap_err().code, code::STATE);
 }
 
 // --- Allocation budget ---
@@ -615,5 +768,14 @@ fn warm_calls_do_not_allocate() {
     groups.extend_from_slice(&[0x93, 0xc0, 0xc4, 0x01, b'x']);
     groups.extend_from_slice(&input);
     check("agg_add", agg_guest::__eddy_call, Export::AggAdd, &groups);
+    let mut timers = Vec::new();
+    msgpack::write_array_header(&mut timers, 100);
+    for i in 0..100 {
+        timers.push(0x93);
+        msgpack::write_bin(&mut timers, Some(if i % 2 == 0 { b"two" } else { b"many" }));
+        msgpack::write_int(&mut timers, 1_700_000_000_000 + i);
+        msgpack::write_int(&mut timers, i % 2);
+    }
+    check("timer", timer_guest::__eddy_call, Export::Timer, &timers);
     drop(g);
 }
