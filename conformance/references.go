@@ -64,6 +64,10 @@ var references = map[string][]refCase{
 	"joiner":     {{"nests-both-sides", expectJoin}},
 	"wordkey":    {{"key-and-timestamp", expectWordkey}},
 	"timeout":    {{"event-time-timers", expectTimeout}},
+	// dedupe and remind are Go-only fixtures of timers (examples, node
+	// tests), not reference functions of every SDK.
+	"dedupe": {{"forgets-after-a-minute", expectDedupe}},
+	"remind": {{"processing-time-timers", expectRemind}},
 }
 
 func values(vs ...string) []abi.Record {

@@ -63,7 +63,7 @@ func (s *suite) timerBatchSizes(inst *runtime.Instance) (string, error) {
 	for i := range 40 {
 		ts = append(ts, abi.Timer{Key: []byte("key-" + strconv.Itoa(i%7)), Time: 1_700_000_000_000 + int64(i)*250, Domain: abi.TimeDomain(i % 2)})
 	}
-	ts = append(ts, abi.Timer{Key: nil, Time: 0}, abi.Timer{Key: []byte{}, Time: -1, Domain: abi.ProcessingTime},
+	ts = append(ts, abi.Timer{Key: []byte{}, Time: 0}, abi.Timer{Key: []byte{}, Time: -1, Domain: abi.ProcessingTime},
 		abi.Timer{Key: bytes.Repeat([]byte("k"), abi.MaxStateKey), Time: math.MaxInt64},
 		abi.Timer{Key: []byte("\xff\x00"), Time: math.MinInt64, Domain: abi.ProcessingTime})
 	for _, store := range []bool{false, true} {
@@ -158,4 +158,69 @@ func expectTimeout(s *suite, inst *runtime.Instance) (string, error) {
 		return "", errorf("without a store: got %s, want error 1 or 6", got[0])
 	}
 	return "moves one event-time timer per key, reports the matching firing, ignores stale and processing-time ones", nil
+}
+
+// expectDedupe checks the Go fixture dedupe: a key passes once a minute
+// of event time; its timer forgets it.
+func expectDedupe(s *suite, inst *runtime.Instance) (string, error) {
+	st := mapState{}
+	tm := runtime.NewMemoryTimers()
+	inst.SetState(st)
+	inst.SetTimers(tm)
+	defer func() { inst.SetState(nil); inst.SetTimers(nil) }()
+	recs := []abi.Record{{Key: []byte("a"), Value: []byte("1"), Timestamp: 1000}, {Key: []byte("a"), Value: []byte("2"), Timestamp: 2000},
+		{Key: []byte("b"), Value: []byte("3"), Timestamp: 2500}}
+	got, err := processOutcome(s, inst, recs, len(recs))
+	if err != nil {
+		return "", err
+	}
+	if err := sameOutcome("records", "got", got, "want", outcome{`k="a" v="1" t=1000;`, "", `k="b" v="3" t=2500;`}); err != nil {
+		return "", err
+	}
+	if l := timerList(tm); !slices.Equal(l, []string{"a@61000/event", "b@62500/event"}) {
+		return "", errorf("timers: got %v, want a@61000 and b@62500", l)
+	}
+	fired, err := timerOutcome(s, inst, tm.Due(abi.EventTime, 61000), 1)
+	if err != nil {
+		return "", err
+	}
+	if err := sameOutcome("firing a", "got", fired, "want", outcome{""}); err != nil {
+		return "", err
+	}
+	got, err = processOutcome(s, inst, []abi.Record{{Key: []byte("a"), Value: []byte("4"), Timestamp: 62000}, {Key: []byte("b"), Value: []byte("5"), Timestamp: 62000}}, 2)
+	if err != nil {
+		return "", err
+	}
+	if err := sameOutcome("after a's timer", "got", got, "want", outcome{`k="a" v="4" t=62000;`, ""}); err != nil {
+		return "", err
+	}
+	return "drops a key seen within the minute, forgets it when its timer fires", nil
+}
+
+// expectRemind checks the Go fixture remind: processing-time timers the
+// record's value after the node's clock.
+func expectRemind(s *suite, inst *runtime.Instance) (string, error) {
+	tm := runtime.NewMemoryTimers()
+	tm.SetNow(abi.ProcessingTime, 5000)
+	inst.SetState(mapState{})
+	inst.SetTimers(tm)
+	defer func() { inst.SetState(nil); inst.SetTimers(nil) }()
+	got, err := processOutcome(s, inst, []abi.Record{{Key: []byte("k"), Value: []byte("300")}, {Key: []byte("j"), Value: []byte("x")}}, 2)
+	if err != nil {
+		return "", err
+	}
+	if err := sameOutcome("records", "got", got, "want", outcome{"", "error 1"}); err != nil {
+		return "", err
+	}
+	if l := timerList(tm); !slices.Equal(l, []string{"k@5300/processing"}) {
+		return "", errorf("timers: got %v, want k@5300/processing", l)
+	}
+	fired, err := timerOutcome(s, inst, tm.Due(abi.ProcessingTime, 5300), 1)
+	if err != nil {
+		return "", err
+	}
+	if err := sameOutcome("firing", "got", fired, "want", outcome{`k="k" v="reminder" t=5300;`}); err != nil {
+		return "", err
+	}
+	return "a processing-time timer the value after the clock, a reminder when it fires", nil
 }

@@ -56,16 +56,16 @@ type Operators interface {
 	// timers that are due before each (runTimed).
 	//
 	// FireTimers fires step s's timers that are due and returns what
-	// they made. Segment returns how many records of in (at least one)
+	// they made (end: every record of the batch has run). Segment returns how many records of in (at least one)
 	// the next call of step s's function takes: no timer known may
 	// become due through the records before the last; and it arms the
 	// check of the timers that call sets (one due before the call's last
 	// record makes the call fail with runtime.ErrSplitCall, and the
 	// executor asks again for fewer). Advance moves step s's watermark
 	// past in, records its function ran over.
-	FireTimers(ctx context.Context, s int) ([]abi.Record, error)
-	Segment(s int, in []abi.Record) int
-	Advance(s int, in []abi.Record)
+	FireTimers(ctx context.Context, s int, end bool) ([]abi.Record, error)
+	Segment(s int, in []abi.Record, src []int32) int
+	Advance(s int, in []abi.Record, src []int32)
 }
 
 // Meter counts and times the steps. Steps run one after another: Enter is
@@ -305,8 +305,8 @@ func (e *Executor) RunFunction(ctx context.Context, s int, fn Func, out *runtime
 // (src -1) and the function's outputs, segment after segment.
 func (e *Executor) runTimed(ctx context.Context, s int, in []abi.Record, inSrc []int32) (out []abi.Record, src []int32, dropped int, err error) {
 	ops := e.deps.Operators
-	fire := func() error {
-		recs, err := ops.FireTimers(ctx, s)
+	fire := func(end bool) error {
+		recs, err := ops.FireTimers(ctx, s, end)
 		if err != nil {
 			return fmt.Errorf("step %s: timers: %w", e.steps[s].Name, err)
 		}
@@ -315,14 +315,14 @@ func (e *Executor) runTimed(ctx context.Context, s int, in []abi.Record, inSrc [
 		}
 		return nil
 	}
-	if err := fire(); err != nil {
+	if err := fire(len(in) == 0); err != nil {
 		return nil, nil, 0, err
 	}
 	for seg, pos := 0, 0; pos < len(in); seg++ {
 		if len(e.timedOuts) <= seg {
 			e.timedOuts = append(e.timedOuts, runtime.Output{})
 		}
-		n := ops.Segment(s, in[pos:])
+		n := ops.Segment(s, in[pos:], inSrc[pos:])
 		var next []abi.Record
 		var nsrc []int32
 		var d int
@@ -330,7 +330,7 @@ func (e *Executor) runTimed(ctx context.Context, s int, in []abi.Record, inSrc [
 			next, nsrc, d, _, err = e.RunFunction(ctx, s, e.Steps[s], &e.timedOuts[seg], in[pos:pos+n], inSrc[pos:pos+n], true)
 			if n > 1 && errors.Is(err, runtime.ErrSplitCall) {
 				// A timer the call set is due before its last record.
-				n = ops.Segment(s, in[pos:pos+n/2])
+				n = ops.Segment(s, in[pos:pos+n/2], inSrc[pos:pos+n/2])
 				continue
 			}
 			break
@@ -344,9 +344,9 @@ func (e *Executor) runTimed(ctx context.Context, s int, in []abi.Record, inSrc [
 			out, src = append(out, next...), append(src, nsrc...)
 		}
 		dropped += d
-		ops.Advance(s, in[pos:pos+n])
+		ops.Advance(s, in[pos:pos+n], inSrc[pos:pos+n])
 		pos += n
-		if err := fire(); err != nil {
+		if err := fire(pos == len(in)); err != nil {
 			return nil, nil, 0, err
 		}
 	}

@@ -50,9 +50,9 @@ func (d *driver) Aggregate(context.Context, int, []abi.Record, []int32) ([]abi.R
 	return nil, nil, errors.New("no aggregate in this test")
 }
 
-func (d *driver) FireTimers(context.Context, int) ([]abi.Record, error) { return nil, nil }
-func (d *driver) Segment(_ int, in []abi.Record) int                    { return len(in) }
-func (d *driver) Advance(int, []abi.Record)                             {}
+func (d *driver) FireTimers(context.Context, int, bool) ([]abi.Record, error) { return nil, nil }
+func (d *driver) Segment(_ int, in []abi.Record, _ []int32) int               { return len(in) }
+func (d *driver) Advance(int, []abi.Record, []int32)                          {}
 
 func (d *driver) Join(context.Context, int, join.Side, []abi.Record, []int32) ([]abi.Record, []int32, error) {
 	return nil, nil, errors.New("no join in this test")

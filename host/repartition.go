@@ -43,9 +43,11 @@ type progress struct {
 }
 
 // feedsWindows reports whether the stage's records go through a repartition
-// topic to an aggregate step.
+// topic to an aggregate step or a step with timers: the next stage keeps a
+// watermark per upstream input, from the records' eddy.repartition.from
+// header and the progress markers.
 func (n *Node) feedsWindows(st Stage) bool {
-	return !st.Last && n.p.Steps[st.To].Kind == StepAggregate
+	return !st.Last && (n.p.Steps[st.To].Kind == StepAggregate || n.p.Steps[st.To].Timed())
 }
 
 // upstreamInputs is how many upstream inputs feed a downstream stage's

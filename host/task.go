@@ -356,7 +356,7 @@ func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, 
 	cur, src = res.Out, res.Src
 	shadowIn, shadowSrc := res.ShadowIn, res.ShadowSrc
 	feeds := n.feedsWindows(t.stage)
-	if feeds || (!t.stage.Last && n.p.Steps[t.stage.To].Kind == StepJoin) {
+	if !t.stage.Last && (n.p.Steps[t.stage.To].Kind == StepAggregate || n.p.Steps[t.stage.To].Kind == StepJoin) {
 		// The next stage's windows need the records' event time; a
 		// join's is their timestamp, which must be in range. A record
 		// without one is dead-lettered here, with its input's offsets.

@@ -22,7 +22,7 @@ func (t *task) initTime() error {
 	st := t.stage
 	t.timed = make([]bool, len(n.p.Steps))
 	t.extract = make([]windowing.Extractor, len(n.p.Steps))
-	afterRepartition := st.From > 0 && n.p.Steps[st.From].Kind == StepAggregate
+	afterRepartition := st.From > 0 && (n.p.Steps[st.From].Kind == StepAggregate || n.p.Steps[st.From].Timed())
 	if afterRepartition {
 		t.byUpstream = true
 		for i := range n.upstreamInputs(st) {
@@ -34,7 +34,7 @@ func (t *task) initTime() error {
 			t.timed[i] = true
 		}
 	}
-	if n.feedsWindows(st) {
+	if n.feedsWindows(st) && n.p.Steps[st.To].Kind == StepAggregate {
 		t.timed[st.To] = true
 	}
 	if len(t.inputs) == 0 {

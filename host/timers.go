@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +121,9 @@ type stepTimers struct {
 	// ended: the input has ended (InProcess.Flush), every event-time
 	// timer is due.
 	ended bool
+	// byUpstream: the step's inputs are the upstream inputs of the
+	// repartition topic in front of it (task.from, task.marks).
+	byUpstream bool
 }
 
 var _ runtime.Timers = (*stepTimers)(nil)
@@ -396,9 +400,16 @@ func (t *task) initTimers(ctx context.Context, i int) error {
 		disorder, idle = w.Disorder, w.IdleTimeout
 	}
 	wm := windowing.NewWatermarks(disorder, idle, time.Now)
+	// The inputs are the stage's topics, or, for the first step of a
+	// stage after a repartition, the upstream inputs (initTime), whose
+	// records name them and whose progress markers move them.
+	byUpstream := t.byUpstream && i == t.stage.From
 	inputs := make([]int32, len(t.stage.Inputs))
 	for k := range inputs {
 		inputs[k] = int32(k)
+	}
+	if byUpstream {
+		inputs = t.inputs
 	}
 	wm.Assign(inputs...)
 	sk := n.skipper(i, ts.topic, t.part)
@@ -407,7 +418,7 @@ func (t *task) initTimers(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	valid := func(in int32) bool { return in >= 0 && int(in) < len(inputs) }
+	valid := func(in int32) bool { return slices.Contains(inputs, in) }
 	if err := restoreInputTimes(ts.st, valid, sk.bad, func(in int32, at int64) error { wm.Observe(in, at); return nil }); err != nil {
 		return err
 	}
@@ -415,8 +426,8 @@ func (t *task) initTimers(ctx context.Context, i int) error {
 		// The watermark never goes back: a restart does not fire again
 		// what fired before it (the input times alone may be lower,
 		// when an input idled).
-		wm.Observe(int32(len(inputs)), saved)
-		wm.Revoke(int32(len(inputs)))
+		wm.Observe(math.MaxInt32, saved)
+		wm.Revoke(math.MaxInt32)
 	}
 	tm := newStepTimers(ts, wm, idle, n.p.Limits.TimersPerKey, n.p.Limits.TimersPerTask, func(k []byte, err error) error {
 		n.log.Warn("corrupt timer entry skipped", "step", step.Name, "partition", t.part, "error", err)
@@ -425,6 +436,7 @@ func (t *task) initTimers(ctx context.Context, i int) error {
 	if err := tm.sync(); err != nil {
 		return err
 	}
+	tm.byUpstream = byUpstream
 	t.timers[i] = tm
 	t.inst(i).SetTimers(tm)
 	return nil
@@ -519,11 +531,21 @@ func (p *taskPorts) batchInput() int32 {
 
 // FireTimers implements graph.Operators: step s's timers that are due, of
 // both domains, fire.
-func (p *taskPorts) FireTimers(ctx context.Context, s int) ([]abi.Record, error) {
+func (p *taskPorts) FireTimers(ctx context.Context, s int, end bool) ([]abi.Record, error) {
 	t := p.t
 	tm := t.timers[s]
 	if tm == nil {
 		return nil, nil
+	}
+	if end && tm.byUpstream {
+		// The batch's progress markers, once its records have run: an
+		// upstream's records before its marker are no later than it.
+		for _, m := range t.marks {
+			if windowing.CheckTime(m.time) == nil && t.hasInput(m.from) {
+				tm.wm.Observe(m.from, m.time)
+			}
+		}
+		t.marks = t.marks[:0]
 	}
 	tm.wm.Tick()
 	var out []abi.Record
@@ -540,33 +562,38 @@ func (p *taskPorts) FireTimers(ctx context.Context, s int) ([]abi.Record, error)
 // Segment implements graph.Operators: the records of in up to the first
 // whose watermark (that of the records before it) reaches step s's first
 // timer, and the check of the timers the call sets.
-func (p *taskPorts) Segment(s int, in []abi.Record) int {
+func (p *taskPorts) Segment(s int, in []abi.Record, src []int32) int {
 	tm := p.t.timers[s]
 	if tm == nil {
 		return len(in)
 	}
-	input := p.batchInput()
+	input := p.inputOf(tm, src)
 	next := tm.next[abi.EventTime]
 	if !tm.known {
 		next = math.MinInt64 // unknown: one record at a time
 	}
-	seen := int64(math.MinInt64) // the largest time of the records before j
+	// The watermark before each record, as if the records before it had
+	// been observed: each input's largest time among them counts.
+	var seen map[int32]int64
+	before := func() int64 { return tm.wm.With(seen) }
 	n := len(in)
+	limit := tm.wm.Current() // the watermark before the segment's last record
 	for j := range in {
-		if j > 0 && tm.wm.With(input, seen) >= next {
-			n = j
-			break
+		if j > 0 {
+			w := before()
+			if w >= next {
+				n = j
+				break
+			}
+			limit = w
 		}
 		if ts := in[j].Timestamp; ts >= windowing.MinTime && ts <= windowing.MaxTime {
-			seen = max(seen, ts)
-		}
-	}
-	// The watermark before the segment's last record: a timer the call
-	// sets at or before it must fire before that record is processed.
-	limit := tm.wm.Current()
-	for j := range n - 1 {
-		if ts := in[j].Timestamp; ts >= windowing.MinTime && ts <= windowing.MaxTime {
-			limit = max(limit, tm.wm.With(input, ts))
+			if seen == nil {
+				seen = map[int32]int64{}
+			}
+			if at, ok := seen[input(j)]; !ok || ts > at {
+				seen[input(j)] = ts
+			}
 		}
 	}
 	tm.arm(n > 1, limit)
@@ -575,18 +602,35 @@ func (p *taskPorts) Segment(s int, in []abi.Record) int {
 
 // Advance implements graph.Operators: step s's watermark moves with the
 // times of in.
-func (p *taskPorts) Advance(s int, in []abi.Record) {
+func (p *taskPorts) Advance(s int, in []abi.Record, src []int32) {
 	tm := p.t.timers[s]
 	if tm == nil {
 		return
 	}
 	tm.armed = false
-	input := p.batchInput()
+	input := p.inputOf(tm, src)
 	for j := range in {
 		if ts := in[j].Timestamp; ts >= windowing.MinTime && ts <= windowing.MaxTime {
-			tm.wm.Observe(input, ts)
+			tm.wm.Observe(input(j), ts)
 		}
 	}
+}
+
+// inputOf returns the watermark input of each record of a segment (src:
+// the records of the batch they come from): its upstream input after a
+// repartition, else the batch's topic.
+func (p *taskPorts) inputOf(tm *stepTimers, src []int32) func(j int) int32 {
+	if tm.byUpstream {
+		from := p.t.from
+		return func(j int) int32 {
+			if src[j] >= 0 && int(src[j]) < len(from) {
+				return from[src[j]]
+			}
+			return 0
+		}
+	}
+	in := p.batchInput()
+	return func(int) int32 { return in }
 }
 
 // fireTick fires the timers of the stage's steps that are due without a

@@ -330,3 +330,59 @@ commit_interval: 50ms
 		t.Errorf("eddy_step_timers_fired_total{step=remind}: %q, want %d", line, len(recs))
 	}
 }
+
+// TestTimersAfterKeyBy runs the timeout guest after a key_by: its records
+// come through a repartition topic from four upstream tasks, out of time
+// order, and its watermark is the least of the upstream inputs' progress
+// (their records' eddy.repartition.from header and progress markers), not
+// the largest time the repartition partition has seen. A timer at F fires
+// only once every upstream has passed F, so every record a key gets after
+// an alert is at or after the alert's time: the next alert of the key
+// reports a last activity no earlier. (A watermark taken from the
+// repartition partition's records alone runs ahead of a slower upstream
+// task, whose older records then come after the firing.)
+func TestTimersAfterKeyBy(t *testing.T) {
+	b := startBroker(t, "in", "out")
+	fn, _ := filepath.Abs("../testdata/go/timeout.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: quiet-keyed
+source: {topics: [in]}
+steps:
+  - {name: by-user, kind: key_by, field: user}
+  - {name: quiet, kind: filter, function: %s, state: true}
+sink: {topic: out}
+delivery: exactly_once
+commit_interval: 50ms
+batch_size: 20
+`, fn))
+	rng := rand.New(rand.NewPCG(21, 22))
+	const base = int64(1_700_000_000_000)
+	var recs []abi.Record
+	ts := base
+	for i := range 4000 {
+		ts += rng.Int64N(40)
+		user := fmt.Sprintf("u%02d", rng.IntN(12))
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i)), Value: []byte(fmt.Sprintf(`{"user":%q}`, user)), Timestamp: ts})
+	}
+	produceAll(t, b.Brokers(), "in", recs)
+	n := startStatefulNode(t, b.Brokers(), p, "n1", t.TempDir())
+	defer n.stop(t)
+	await.Until(t, 50*time.Millisecond, func() bool { return n.node.Stats().In >= int64(len(recs)) },
+		func() string { return fmt.Sprintf("the node processed %d of %d records", n.node.Stats().In, len(recs)) })
+	out := consumeAll(t, b, "out", 0, 3*time.Second)
+	if len(out) < 50 {
+		t.Fatalf("%d alerts: too few for the test to mean anything", len(out))
+	}
+	prev := map[string]int64{} // each key's last alert time
+	for _, r := range out {
+		user := string(r.Key)
+		last, err := strconv.ParseInt(string(r.Value), 10, 64)
+		if err != nil || r.Timestamp != last+1000 {
+			t.Fatalf("alert %s=%s at %d", r.Key, r.Value, r.Timestamp)
+		}
+		if f, ok := prev[user]; ok && last < f {
+			t.Errorf("%s: an alert at %d, then one whose last activity is %d: a record older than the first alert came after it", user, f, last)
+		}
+		prev[user] = r.Timestamp
+	}
+	t.Logf("%d alerts", len(out))
+}

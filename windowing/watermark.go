@@ -136,27 +136,28 @@ func (w *Watermarks) Tick() int64 {
 	return w.current
 }
 
-// With returns the task watermark that Observe(id, t) would make, without
-// changing anything (idleness aside: an idle partition stays idle).
-func (w *Watermarks) With(id int32, t int64) int64 {
+// With returns the task watermark that Observe(id, t) for every id and t
+// of times would make, without changing anything (idleness aside: an
+// idle partition that times names becomes active, as Observe makes it).
+func (w *Watermarks) With(times map[int32]int64) int64 {
 	m, any := int64(math.MaxInt64), false
-	found := false
 	for i := range w.parts {
 		p := &w.parts[i]
-		if p.id == id {
-			found = true
-			q := *p
-			q.maxTime = max(q.maxTime, t)
-			m, any = min(m, w.partWM(&q)), true
+		t, named := times[p.id]
+		if p.idle && !named {
 			continue
 		}
-		if !p.idle {
-			m, any = min(m, w.partWM(p)), true
+		q := *p
+		if named {
+			q.maxTime = max(q.maxTime, t)
 		}
-	}
-	if !found {
-		q := partition{id: id, maxTime: t}
 		m, any = min(m, w.partWM(&q)), true
+	}
+	for id, t := range times {
+		if w.find(id) < 0 {
+			q := partition{id: id, maxTime: t}
+			m, any = min(m, w.partWM(&q)), true
+		}
 	}
 	if !any || m < w.current {
 		return w.current

@@ -1302,7 +1302,7 @@ static inline int eddy_state_delete(eddy_bytes_t key)
  *
  * It returns EDDY_OK, or a failure code with its reason set, which a
  * handler can return as it is: EDDY_REJECTED with EDDY_REASON_NO_STATE when
- * the step has no timers (no state store), and EDDY_REJECTED with
+ * the step has no timers (no state store), and EDDY_STATE with
  * EDDY_REASON_TIMER_REFUSED when the host refused the timer (an unknown
  * domain, a key over 16 KiB, a key or task that holds as many timers as the
  * pipeline allows, or a storage failure). The host then fails the call
@@ -1320,7 +1320,7 @@ static inline int eddy_set_timer(eddy_bytes_t key, eddy_time_domain_t domain, in
 		return EDDY_OK;
 	if (rc == -2)
 		return eddy_fail(EDDY_REJECTED, EDDY_REASON_NO_STATE);
-	return eddy_fail(EDDY_REJECTED, EDDY_REASON_TIMER_REFUSED);
+	return eddy_fail(EDDY_STATE, EDDY_REASON_TIMER_REFUSED);
 }
 
 /* eddy_delete_timer deletes the timer for key at time at in domain;

@@ -8,7 +8,8 @@
 #      host;
 #   2. tests/module.c, which uses the whole API, compiled to Wasm
 #      freestanding and (when wasi-libc is installed) with wasi-libc, with
-#      warnings as errors, checking the freestanding module's imports.
+#      warnings as errors, checking the freestanding module's imports (and
+#      that built without its timer calls it imports no timer function).
 #
 # Usage: sdk/c/test.sh
 set -euo pipefail
@@ -44,13 +45,23 @@ clang-19 --target=wasm32 -nostdlib -Wl,--no-entry "${wflags[@]}" -o "$tmp/free.w
 clang-19 --target=wasm32 -nostdlib -mbulk-memory -msimd128 -Wl,--no-entry "${wflags[@]}" -o "$tmp/free-bulk.wasm" module.c
 echo "ok   freestanding builds: $(wc -c <"$tmp/free.wasm") and $(wc -c <"$tmp/free-bulk.wasm") bytes"
 if command -v wasm-objdump >/dev/null; then
-	imports=$(wasm-objdump -x -j Import "$tmp/free.wasm" | grep -o '<- [a-z_0-9.]*' | sort | tr '\n' ' ')
+	imports() { wasm-objdump -x -j Import "$1" | grep -o '<- [a-z_0-9.]*' | sort | tr '\n' ' '; }
+	have=$(imports "$tmp/free.wasm")
 	want="<- eddy.counter_add <- eddy.error <- eddy.log <- eddy.state_delete <- eddy.state_get <- eddy.state_put "
-	if [ "$imports" != "$want" ]; then
-		echo "FAIL freestanding imports: $imports"
+	want+="<- eddy.time_now <- eddy.timer_delete <- eddy.timer_set "
+	if [ "$have" != "$want" ]; then
+		echo "FAIL freestanding imports: $have"
 		exit 1
 	fi
-	echo "ok   freestanding imports: $imports"
+	echo "ok   freestanding imports: $have"
+	clang-19 --target=wasm32 -nostdlib -Wl,--no-entry "${wflags[@]}" -DNO_TIMERS -o "$tmp/free-notimers.wasm" module.c
+	have=$(imports "$tmp/free-notimers.wasm")
+	want="<- eddy.counter_add <- eddy.error <- eddy.log <- eddy.state_delete <- eddy.state_get <- eddy.state_put "
+	if [ "$have" != "$want" ]; then
+		echo "FAIL imports without timer calls: $have"
+		exit 1
+	fi
+	echo "ok   imports without timer calls: $have"
 fi
 if [ -d /usr/lib/wasm32-wasi ] || [ -d /usr/share/wasi-sysroot ]; then
 	clang-19 --target=wasm32-wasi -mexec-model=reactor "${wflags[@]}" -o "$tmp/wasi.wasm" module.c

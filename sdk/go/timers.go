@@ -40,7 +40,8 @@ type Timer struct {
 // pipeline allows. The host then fails the call whatever the function
 // answers, and the record that set the timer goes to the dead-letter
 // topic.
-var ErrTimerLimit = errors.New("eddy: timer refused by the host")
+// Returned from a handler, it fails the record with code STATE (6).
+var ErrTimerLimit error = &codeError{code: codeState, err: errors.New("eddy: timer refused by the host")}
 
 // SetTimer sets a timer for key at time at (ms since the Unix epoch, UTC)
 // in domain d. Setting a timer that exists keeps one. A timer at or before

@@ -63,8 +63,8 @@ const itemKey = newView();
 const itemA = newView();
 const itemB = newView();
 // The timer handed to the timer handler, and its key's view.
-const timer = new Timer();
 const timerKey = newView();
+const timer = new Timer(timerKey);
 // Empty accumulator, for nil accumulators and handlers that return null.
 const emptyAcc = new Uint8Array(0);
 
@@ -653,13 +653,21 @@ export function timestamp(ptr: usize, len: i32): i64 {
   return records(ptr, len, RecordCall.TIMESTAMP, "eddy_timestamp");
 }
 
-/** Checks n timers, [key bytes, time int, domain int] each; false (with the reason in rd) if one is malformed. */
+/**
+ * Checks n timers, [key bytes, time int, domain int] each; false (with the
+ * reason in rd) if one is malformed. The host never sends a nil key, which
+ * is read as an empty one, and sends only the domains 0 and 1: another is
+ * refused (ABI.md 5.4), so a handler sees only TimeDomain's values.
+ */
 function checkTimers(n: i32): bool {
   for (let i = 0; i < n; i++) {
     if (rd.readArrayLen() != 3) rd.fail("a timer is not an array of 3 elements");
     rd.readBytes();
     rd.readInt();
-    rd.readInt();
+    let d = rd.readInt();
+    if (rd.ok && d != TimeDomain.EVENT_TIME && d != TimeDomain.PROCESSING_TIME) {
+      rd.fail("domain " + d.toString() + ": want 0 (event time) or 1 (processing time)");
+    }
     if (!rd.ok) {
       rd.error = "timer " + i.toString() + ": " + rd.error!;
       return false;
@@ -691,7 +699,10 @@ export function timers(ptr: usize, len: i32): i64 {
   rd.pos = first;
   for (let i = 0; i < n; i++) {
     rd.readArrayLen();
-    timer.key = viewOf(timerKey, rd.readBytes());
+    let kn = rd.readBytes();
+    if (kn < 0) pointView(timerKey, inBuf, changetype<usize>(inBuf), 0);
+    else pointView(timerKey, inBuf, rd.start, kn);
+    timer.key = timerKey; // a handler may have put another array there
     let at = rd.readInt();
     timer.time = at;
     timer.domain = <TimeDomain><i32>rd.readInt();

@@ -129,7 +129,7 @@ export function failState<T>(status: StateStatus): T {
 /**
  * Fails the current record because setTimer returned status: NO_STORE is
  * REJECTED (the function was deployed in a step without state, so without
- * timers), FAILED is REJECTED with the reason "eddy: timer refused by the
+ * timers), FAILED is STATE (6) with the reason "eddy: timer refused by the
  * host" (when the host refused the timer for a limit it fails the call
  * whatever the function answers, and the record is dead-lettered with
  * cause timer_limit). Returns a zero value of T for the handler to return
@@ -139,7 +139,12 @@ export function failState<T>(status: StateStatus): T {
  *	if (st != eddy.StateStatus.OK) return eddy.failTimer<bool>(st);
  */
 export function failTimer<T>(status: StateStatus): T {
-  failCode = Code.REJECTED;
-  failReason = status == StateStatus.NO_STORE ? NO_STATE_REASON : TIMER_REFUSED_REASON;
+  if (status == StateStatus.NO_STORE) {
+    failCode = Code.REJECTED;
+    failReason = NO_STATE_REASON;
+  } else {
+    failCode = Code.STATE;
+    failReason = TIMER_REFUSED_REASON;
+  }
   return zero<T>();
 }

@@ -46,7 +46,8 @@
 //     dead-letter topic with the reason;
 //   - badInput(reason): the payload could not be decoded (BAD_INPUT);
 //   - fail(code, reason): a function-defined code, 64 to 255;
-//   - failState(status): a keyed-state call failed.
+//   - failState(status): a keyed-state call (or deleteTimer) failed;
+//   - failTimer(status): setTimer failed.
 //
 // AssemblyScript cannot catch a crash: a throw, abort or runtime error traps
 // the whole call, and the host isolates the record that caused it by

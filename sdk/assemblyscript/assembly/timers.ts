@@ -43,13 +43,12 @@ export const NO_TIME: i64 = i64.MIN_VALUE;
  * The SDK hands the handler one Timer object, re-pointed at each timer, and
  * its key is a view into the host's input buffer: both are valid only until
  * the handler returns (keep `timer.clone()` or `key.slice()`). The key is
- * the bytes the function gave setTimer; it is null only if the host sent a
- * nil key, which state and timer calls treat as an empty one.
+ * the bytes the function gave setTimer (empty for a null key): never null.
  */
 export class Timer {
   constructor(
     /** The key the timer was set for. */
-    public key: Uint8Array | null = null,
+    public key: Uint8Array = new Uint8Array(0),
     /** The timer's time, in ms since the Unix epoch, UTC. */
     public time: i64 = 0,
     /** The timer's domain. */
@@ -58,8 +57,7 @@ export class Timer {
 
   /** Returns a copy that owns its key's bytes. */
   clone(): Timer {
-    let k = this.key;
-    return new Timer(k == null ? null : k.slice(), this.time, this.domain);
+    return new Timer(this.key.slice(), this.time, this.domain);
   }
 }
 
@@ -85,7 +83,8 @@ export class Timer {
  * timer: a key over 16 KiB or past the pipeline's timer limits (the host
  * then fails the call whatever the function answers, and the record that
  * set the timer goes to the dead-letter topic), an unknown domain, or a
- * storage failure. `failTimer` turns the status into the record's failure.
+ * storage failure. `failTimer` turns the status into the record's failure:
+ * REJECTED for NO_STORE, STATE for FAILED.
  */
 export function setTimer(key: Uint8Array | null, domain: TimeDomain, at: i64): StateStatus {
   return status(hostTimerSet(keyPtr(key), keyLen(key), <i32>domain, at));

@@ -391,7 +391,7 @@ test("timers: setTimer, deleteTimer and currentTime call the host", async () => 
   res = g.call("eddy_process", [rec("k", "now 0"), rec("k", "now 1"), rec("k", "now 7")]);
   assert.deepEqual(res.map((r) => outRecords(r)[0][1]), ["1700000000000", "42", "-9223372036854775808"]);
   // An unknown domain is refused by the host.
-  assert.deepEqual(g.call("eddy_process", [rec("k", "set 5 1")]), [[REJECTED, "eddy: timer refused by the host"]]);
+  assert.deepEqual(g.call("eddy_process", [rec("k", "set 5 1")]), [[STATE, "eddy: timer refused by the host"]]);
   assert.deepEqual(g.call("eddy_process", [rec("k", "del 5 1")]), [[STATE, "eddy: keyed state storage failed"]]);
   // Without timers (no state), and with a host failure.
   h.timerMode = "none";
@@ -402,7 +402,7 @@ test("timers: setTimer, deleteTimer and currentTime call the host", async () => 
   ]);
   h.timerMode = "fail";
   assert.deepEqual(g.call("eddy_process", [rec("k", "set 0 1"), rec("k", "del 0 1")]), [
-    [REJECTED, "eddy: timer refused by the host"],
+    [STATE, "eddy: timer refused by the host"],
     [STATE, "eddy: keyed state storage failed"],
   ]);
 });
@@ -424,7 +424,7 @@ test("eddy_timer: timers in, records out", async () => {
   assert.equal(res.length, 10);
   assert.deepEqual(outRecords(res[0]), [["k", "1500/0", null, []]], "a timestamp of 0 is the timer's time (nil)");
   assert.deepEqual(outRecords(res[1]), [["p", `${2 ** 40}/1`, null, []]]);
-  assert.deepEqual(outRecords(res[2]), [[null, "7/0", null, []]], "a nil key is handed to the handler as null");
+  assert.deepEqual(outRecords(res[2]), [["", "7/0", null, []]], "a nil key (the host sends none) is read as an empty one");
   assert.deepEqual(outRecords(res[3]), [["", "-1/1", null, []]]);
   assert.deepEqual(res.slice(4, 8), [[OK, []], [OK, []], [REJECTED, "timer refused at 99"], [77, "seventy-seven"]]);
   assert.deepEqual(outRecords(res[8]), [
@@ -466,7 +466,7 @@ test("eddy_timer: state, timers and clones inside the handler", async () => {
   h.timerMode = "fail";
   assert.deepEqual(g.call("eddy_timer", [[b("nostate"), 5, 0], [b("again"), 5, 0]]), [
     [STATE, "eddy: keyed state storage failed"],
-    [REJECTED, "eddy: timer refused by the host"],
+    [STATE, "eddy: timer refused by the host"],
   ]);
 });
 
@@ -482,6 +482,9 @@ test("eddy_timer: malformed envelopes", async () => {
     [[5, 1, 0], /timer 1: msgpack: at byte \d+: want bin, str or nil, got format 0x5/],
     [[b("k"), 1, new Raw([0xcb, 0, 0, 0, 0, 0, 0, 0, 0])], /timer 1: msgpack: at byte \d+: want int, got format 0xcb/],
     [[b("k"), new Raw([0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0]), 0], /timer 1: msgpack: at byte \d+: uint64 9223372036854775808 overflows int64/],
+    [[b("k"), 1, 2], /^malformed input envelope: timer 1: domain 2: want 0 \(event time\) or 1 \(processing time\)$/],
+    [[b("k"), 1, -1], /timer 1: domain -1: want 0/],
+    [[b("k"), 1, 2 ** 32], /timer 1: domain 4294967296: want 0/],
   ]) {
     const res = decode(g.callRaw("eddy_timer", encode([[b("reject"), 1, 0], bad])).out);
     assert.equal(res.length, 2);

@@ -2,7 +2,8 @@
  * module.c is a function that uses every part of the SDK's API. test.sh
  * compiles it freestanding and with wasi-libc to check that eddy.h builds
  * without warnings in both modes, and that a freestanding module imports
- * nothing but the host functions it calls.
+ * nothing but the host functions it calls: built with -DNO_TIMERS, it calls
+ * no timer function and must import none.
  */
 #include "eddy.h"
 
@@ -29,8 +30,27 @@ static int map(const eddy_record_t *in, eddy_record_t *out)
 	memcpy((uint8_t *)out->value.ptr, in->value.ptr, in->value.len);
 	if (in->value.len == 1)
 		eddy_record_to_output(out, "one");
+#ifndef NO_TIMERS
+	if (eddy_current_time(EDDY_EVENT_TIME) != EDDY_NO_TIME &&
+	    (rc = eddy_delete_timer(in->key, EDDY_EVENT_TIME, in->timestamp)))
+		return rc;
+	if ((rc = eddy_set_timer(in->key, EDDY_PROCESSING_TIME, in->timestamp + 1)))
+		return rc;
+#endif
 	return EDDY_OK;
 }
+
+#ifndef NO_TIMERS
+static int on_timer(const eddy_timer_t *t, eddy_emitter_t *out)
+{
+	eddy_record_t r = {.key = t->key, .value = EDDY_STR("fired"), .timestamp = t->time};
+	if (t->domain == EDDY_PROCESSING_TIME)
+		eddy_emit(out, &r);
+	return EDDY_OK;
+}
+#else
+#define on_timer 0
+#endif
 
 static int add(eddy_buf_t *acc, const eddy_record_t *r)
 {
@@ -58,4 +78,4 @@ static int join(eddy_bytes_t k, eddy_bytes_t l, eddy_bytes_t r, eddy_bytes_t *ou
 }
 
 EDDY_MODULE(.name = "module", .version = "0.0.1", .map = map, .aggregate = {.add = add}, .join = join, .key = key,
-	    .timestamp = ts);
+	    .timestamp = ts, .timer = on_timer);

@@ -192,8 +192,9 @@ type TimerKey struct {
 }
 
 var timers struct {
-	set map[TimerKey]bool
-	now [2]int64
+	set   map[TimerKey]bool
+	now   [2]int64
+	known [2]bool
 }
 
 // TimerSet has the semantics of the timer_set host function: -2 when the
@@ -230,7 +231,7 @@ func TimerDelete(key []byte, domain int32, at int64) int32 {
 func TimeNow(domain int32) int64 {
 	mu.Lock()
 	defer mu.Unlock()
-	if domain != 0 && domain != 1 || timers.set == nil && timers.now[domain] == 0 {
+	if domain != 0 && domain != 1 || !timers.known[domain] {
 		return -1 << 63
 	}
 	return timers.now[domain]
@@ -240,10 +241,7 @@ func TimeNow(domain int32) int64 {
 func SetTimeNow(domain int32, now int64) {
 	mu.Lock()
 	defer mu.Unlock()
-	if timers.set == nil {
-		timers.set = map[TimerKey]bool{}
-	}
-	timers.now[domain&1] = now
+	timers.now[domain&1], timers.known[domain&1] = now, true
 }
 
 // Timers returns the timers set, in no order.
@@ -261,5 +259,5 @@ func Timers() []TimerKey {
 func ResetTimers() {
 	mu.Lock()
 	defer mu.Unlock()
-	timers.set, timers.now = nil, [2]int64{}
+	timers.set, timers.now, timers.known = nil, [2]int64{}, [2]bool{}
 }
