@@ -139,7 +139,7 @@ func TestReferenceChecksAreExplicit(t *testing.T) {
 		t.Fatalf("last case %+v, want upper-cases failed with got and want", last)
 	}
 	opts.Reference = "uper"
-	if _, err := conformance.Run(context.Background(), "namedupper", wasm, opts); err == nil || !strings.Contains(err.Error(), `no reference function "uper"; there are counter, filter`) {
+	if _, err := conformance.Run(context.Background(), "namedupper", wasm, opts); err == nil || !strings.Contains(err.Error(), `no reference function "uper"; there are counter, dedupe, filter`) {
 		t.Fatalf("got %v", err)
 	}
 }
