@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/internal/testkafka"
@@ -64,7 +67,7 @@ func TestExamples(t *testing.T) {
 	for _, ex := range exs {
 		names = append(names, ex.name)
 	}
-	if want := []string{"fan-out", "alerts", "top-auctions", "enrich"}; !slices.Equal(names, want) {
+	if want := []string{"fan-out", "alerts", "top-auctions", "enrich", "session-timeout", "dedupe"}; !slices.Equal(names, want) {
 		t.Fatalf("examples/README.md has the examples %v, want %v", names, want)
 	}
 	for _, ex := range exs {
@@ -282,6 +285,41 @@ func checkCounts(t *testing.T, recs []abi.Record, least int64) string {
 // exampleChecks check what an example's consume prints, by example and
 // topic: "" when it is all there and right, else what is not (yet).
 var exampleChecks = map[string]func(t *testing.T, recs []abi.Record) string{
+	"session-timeout/idle-users": func(t *testing.T, recs []abi.Record) string {
+		var want []abi.Record
+		for _, part := range byPartition(readInput(t, "activity.jsonl")) {
+			for _, a := range timeoutReference(part) {
+				want = append(want, abi.Record{Key: []byte(a.key), Value: []byte(strconv.FormatInt(a.last, 10)), Timestamp: a.fire})
+			}
+		}
+		return sameTimedRecords(recs, want)
+	},
+	"dedupe/unique-clicks": func(t *testing.T, recs []abi.Record) string {
+		var want []abi.Record
+		for _, part := range byPartition(readInput(t, "clicks.jsonl")) {
+			// Record by record: before each, the ids whose minute the
+			// watermark (the largest time before it) has passed are
+			// forgotten; an id still remembered is dropped.
+			seen := map[string]int64{}
+			wm := int64(math.MinInt64)
+			for _, r := range part {
+				for id, at := range seen {
+					if at+60_000 <= wm {
+						delete(seen, id)
+					}
+				}
+				if _, dup := seen[string(r.Key)]; !dup {
+					seen[string(r.Key)] = r.Timestamp
+					want = append(want, r)
+				}
+				wm = max(wm, r.Timestamp)
+			}
+		}
+		if len(want) > 1900 || len(want) < 1000 {
+			t.Fatalf("the reference passes %d of 2000 clicks: the input does not test deduplication", len(want))
+		}
+		return sameTimedRecords(recs, want)
+	},
 	"fan-out/auctions": func(t *testing.T, recs []abi.Record) string { return sameKeysValues(recs, eventsOf(t, "auction")) },
 	"fan-out/people":   func(t *testing.T, recs []abi.Record) string { return sameKeysValues(recs, eventsOf(t, "person")) },
 	"fan-out/bids":     func(t *testing.T, recs []abi.Record) string { return sameKeysValues(recs, eventsOf(t, "bid")) },
@@ -344,4 +382,35 @@ var exampleChecks = map[string]func(t *testing.T, recs []abi.Record) string{
 		}
 		return sameKeysValues(recs, want)
 	},
+}
+
+// byPartition splits records of examples/data by the partition of 4 that
+// eddy produce sends them to (murmur2 of the key, as Kafka's clients do),
+// each in file order: a task's input.
+func byPartition(recs []abi.Record) [][]abi.Record {
+	parts := make([][]abi.Record, 4)
+	p := kgo.StickyKeyPartitioner(nil).ForTopic("x")
+	for _, r := range recs {
+		i := p.Partition(&kgo.Record{Key: r.Key}, 4)
+		parts[i] = append(parts[i], r)
+	}
+	return parts
+}
+
+// sameTimedRecords compares keys, values and timestamps of two lists of records,
+// in any order; it describes the first difference ("" if none).
+func sameTimedRecords(got, want []abi.Record) string {
+	text := func(rs []abi.Record) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%q=%s@%d", r.Key, r.Value, r.Timestamp))
+		}
+		slices.Sort(out)
+		return out
+	}
+	g, w := text(got), text(want)
+	if slices.Equal(g, w) {
+		return ""
+	}
+	return fmt.Sprintf("%d records, want %d; first differences: %s", len(g), len(w), firstDiff(g, w))
 }

@@ -91,4 +91,35 @@ func main() {
 		}
 		write(channel+"-orders.jsonl", orders)
 	}
+
+	// Activity of 8 users over 150 seconds, an event every 50 ms from one
+	// of them, keyed by user: a user picked less often goes quiet for more
+	// than a second now and then (session-timeout).
+	var activity []line
+	for i := range 3000 {
+		u := rng.IntN(8)
+		if rng.IntN(2) == 0 {
+			u = rng.IntN(3) // three busy users
+		}
+		v := fmt.Sprintf(`{"user":"u%d","action":%q}`, u, []string{"view", "click", "scroll"}[rng.IntN(3)])
+		activity = append(activity, line{fmt.Sprintf("u%d", u), json.RawMessage(v), base + int64(i)*50})
+	}
+	write("activity.jsonl", activity)
+
+	// Clicks over 5 minutes, one every 150 ms, keyed by click id: a third
+	// are sent again within 3 seconds (duplicates), a few again after 70
+	// seconds or more (new again) (dedupe).
+	var clicks []line
+	for i := range 2000 {
+		id := fmt.Sprintf("click-%d", i)
+		switch r := rng.IntN(100); {
+		case r < 33 && i > 20:
+			id = clicks[i-1-rng.IntN(20)].Key
+		case r < 38 && i > 600:
+			id = clicks[i-600+rng.IntN(100)].Key
+		}
+		v := fmt.Sprintf(`{"id":%q,"seq":%d}`, id, i)
+		clicks = append(clicks, line{id, json.RawMessage(v), base + int64(i)*150})
+	}
+	write("clicks.jsonl", clicks)
 }
