@@ -37,11 +37,13 @@ func newLiveFn(fn *runtime.Function, version int) *liveFn {
 // produced a record.
 func FunctionHeader(step string) string { return "eddy.function." + step }
 
-// loadFunction compiles a module for step i with the pipeline's limits.
+// loadFunction compiles a module for step i with its limits (the step's,
+// else the pipeline's).
 func (n *Node) loadFunction(ctx context.Context, i int, wasm []byte) (*runtime.Function, error) {
 	p := n.p
+	memory, timeout := p.FunctionLimits(i)
 	return n.cfg.Engine.Load(ctx, p.Steps[i].Name, wasm,
-		runtime.WithMemoryLimit(int(p.Limits.MemoryLimit)), runtime.WithCallTimeout(p.Limits.CallTimeout),
+		runtime.WithMemoryLimit(int(memory)), runtime.WithCallTimeout(timeout),
 		runtime.WithLogger(n.log.With("step", p.Steps[i].Name)))
 }
 

@@ -386,3 +386,44 @@ batch_size: 20
 	}
 	t.Logf("%d alerts", len(out))
 }
+
+// TestStepLimits: a step's limits override the pipeline's for its
+// function: an endless loop is stopped at the step's call timeout (50 ms),
+// not the pipeline's minute, and each record goes to the dead-letter topic
+// with cause timeout and the step's deadline in the reason.
+func TestStepLimits(t *testing.T) {
+	loop, _ := filepath.Abs("../testdata/wat/loop.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: limited-step
+source: {topics: [in]}
+steps:
+  - name: spin
+    kind: map
+    function: %s
+    limits: {call_timeout: 50ms, memory_limit: 1MiB}
+sink: {topic: out}
+limits: {call_timeout: 1m}
+`, loop))
+	if mem, timeout := p.FunctionLimits(0); mem != 1<<20 || timeout != 50*time.Millisecond {
+		t.Fatalf("FunctionLimits: %d, %s", mem, timeout)
+	}
+	ctx := context.Background()
+	ip := startInProcess(t, p, 1)
+	var dead []abi.Record
+	ip.Out = func(topic string, r abi.Record, _ time.Time) {
+		if topic == p.DeadLetter.Topic {
+			dead = append(dead, r)
+		}
+	}
+	began := time.Now()
+	if err := ip.Send(ctx, "in", []abi.Record{{Value: []byte("a")}, {Value: []byte("b")}, {Value: []byte("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(dead) != 3 {
+		t.Fatalf("%d dead letters after %s, want 3", len(dead), time.Since(began))
+	}
+	for _, r := range dead {
+		if code, reason := header(r, "eddy.error.code"), header(r, "eddy.error"); code != "timeout" || !strings.Contains(reason, "50ms") {
+			t.Errorf("dead letter %s: code %q, reason %q", r.Value, code, reason)
+		}
+	}
+}

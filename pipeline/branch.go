@@ -187,6 +187,8 @@ func (p *Pipeline) expandOutputs() {
 				}
 				if b.Function == "" {
 					st.Kind = StepOutput
+				} else {
+					st.Limits = s.Limits // each predicate runs with the step's limits
 				}
 				if j+1 < len(s.Branches) {
 					st.Part.Feeds = []int{len(steps) + 1}

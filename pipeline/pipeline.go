@@ -188,6 +188,9 @@ type Step struct {
 	// <pipeline>-<step>-changelog. Needs delivery at_least_once or
 	// exactly_once.
 	State bool `yaml:"state"`
+	// Limits override the pipeline's memory_limit and call_timeout for the
+	// step's function (a branch step's: for each of its predicates).
+	Limits *StepLimits `yaml:"limits"`
 	// Watermark configures the event-time watermark of a step with timers
 	// (Timed): how out of order its input may be, and when an idle input
 	// stops holding it back. Absent: no disorder, no idleness.
@@ -298,6 +301,28 @@ type WindowSpec struct {
 	Zone        string        `yaml:"zone"`         // align day windows to this IANA time zone
 	Before      time.Duration `yaml:"before"`       // join: how much earlier the other stream's record may be
 	After       time.Duration `yaml:"after"`        // join: how much later
+}
+
+// StepLimits are the limits of one step's function; a zero field keeps
+// the pipeline's.
+type StepLimits struct {
+	MemoryLimit ByteSize      `yaml:"memory_limit"`
+	CallTimeout time.Duration `yaml:"call_timeout"`
+}
+
+// FunctionLimits are the memory limit and call timeout of step i's
+// function: the step's limits, else the pipeline's.
+func (p *Pipeline) FunctionLimits(i int) (memory ByteSize, timeout time.Duration) {
+	memory, timeout = p.Limits.MemoryLimit, p.Limits.CallTimeout
+	if l := p.Steps[i].Limits; l != nil {
+		if l.MemoryLimit != 0 {
+			memory = l.MemoryLimit
+		}
+		if l.CallTimeout != 0 {
+			timeout = l.CallTimeout
+		}
+	}
+	return memory, timeout
 }
 
 // WatermarkSpec is the watermark of a step with timers: the largest
@@ -832,6 +857,17 @@ func (p *Pipeline) validate() error {
 		}
 		if s.Kind == StepKeyBy && s.State {
 			bad(f+".state", "a key_by step keeps no state")
+		}
+		if l := s.Limits; l != nil {
+			switch {
+			case s.Function == "" && s.Kind != StepBranch:
+				bad(f+".limits", "step %s runs no function: limits are a function's", s.Name)
+			case l.MemoryLimit != 0 && (l.MemoryLimit < MinMemoryLimit || l.MemoryLimit > MaxMemoryLimit):
+				bad(f+".limits.memory_limit", "must be between %s and %s (%d bytes, just under 2GiB), got %s",
+					ByteSize(MinMemoryLimit), ByteSize(MaxMemoryLimit), MaxMemoryLimit, l.MemoryLimit)
+			case l.CallTimeout != 0 && (l.CallTimeout < time.Millisecond || l.CallTimeout > MaxCallTimeout):
+				bad(f+".limits.call_timeout", "must be between 1ms and %s, got %s", MaxCallTimeout, l.CallTimeout)
+			}
 		}
 		if w := s.Watermark; w != nil {
 			switch {
