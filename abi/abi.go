@@ -72,6 +72,7 @@ const (
 	HostTimerSet    = "timer_set"
 	HostTimerDelete = "timer_delete"
 	HostTimeNow     = "time_now"
+	HostConfigGet   = "config_get"
 	WASIModule      = "wasi_snapshot_preview1"
 )
 
@@ -80,6 +81,14 @@ const (
 	StateAbsent      = -1
 	StateUnavailable = -2
 	StateFailed      = -3
+)
+
+// Limits of a step's configuration (ABI.md "Configuration"): its entries,
+// the bytes of a name, and of a value.
+const (
+	MaxConfigEntries = 256
+	MaxConfigName    = 256
+	MaxConfigValue   = 64 << 10
 )
 
 // Limits of keyed state (ABI.md section 3). A state_put whose key or value is

@@ -136,7 +136,7 @@ func Run(ctx context.Context, name string, wasm []byte, opts Options) (*Report, 
 	}
 	defer fn.Close(context.WithoutCancel(ctx))
 	start := time.Now()
-	s := &suite{ctx: ctx, fn: fn, logs: logs, calls: opts.Calls, reference: opts.Reference}
+	s := &suite{ctx: ctx, fn: fn, logs: logs, calls: opts.Calls, reference: opts.Reference, eng: eng, name: name, wasm: wasm}
 	rep := &Report{Function: name, Manifest: fn.Manifest()}
 	timedOut := ""
 	for _, c := range s.cases() {
@@ -178,8 +178,13 @@ type testCase struct {
 }
 
 type suite struct {
-	ctx       context.Context
-	fn        *runtime.Function
+	ctx context.Context
+	fn  *runtime.Function
+	// eng loads the module again (name, wasm) with other options, such
+	// as a config.
+	eng       *runtime.Engine
+	name      string
+	wasm      []byte
 	logs      *logSink
 	calls     int
 	reference string

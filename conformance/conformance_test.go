@@ -18,7 +18,7 @@ import (
 var guestLanguages = []string{"go", "rust", "c", "assemblyscript"}
 
 // everySDK are the reference functions every language implements.
-var everySDK = []string{"passthrough", "upper", "filter", "split", "route", "poison", "stats", "counter", "joiner", "wordkey", "timeout"}
+var everySDK = []string{"passthrough", "upper", "filter", "split", "route", "poison", "stats", "counter", "joiner", "wordkey", "timeout", "prefix"}
 
 func TestEveryGuestConforms(t *testing.T) {
 	cache := t.TempDir()

@@ -64,6 +64,7 @@ var references = map[string][]refCase{
 	"joiner":     {{"nests-both-sides", expectJoin}},
 	"wordkey":    {{"key-and-timestamp", expectWordkey}},
 	"timeout":    {{"event-time-timers", expectTimeout}},
+	"prefix":     {{"config-entry", expectPrefix}},
 	// dedupe and remind are Go-only fixtures of timers (examples, node
 	// tests), not reference functions of every SDK.
 	"dedupe": {{"forgets-after-a-minute", expectDedupe}},

@@ -50,6 +50,9 @@ type StepStatus struct {
 	Digest  string   `json:"digest,omitempty"`
 	Staged  int      `json:"staged,omitempty"` // a version waiting for the next transaction boundary
 	Shadow  int      `json:"shadow,omitempty"` // the version running as the shadow
+	// Config is the step's config as the pipeline file gives it: values,
+	// and for secrets where they come from, never their values.
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // Status returns the node's status.
@@ -73,6 +76,12 @@ func (n *Node) Status() NodeStatus {
 	n.fnMu.Lock()
 	for i, s := range n.p.Steps {
 		ss := StepStatus{Name: s.Name, Kind: s.Kind}
+		for name, c := range s.Config {
+			if ss.Config == nil {
+				ss.Config = map[string]string{}
+			}
+			ss.Config[name] = c.String()
+		}
 		if lf := n.cur[i]; lf != nil {
 			ss.Version, ss.Digest = lf.version, lf.fn.Digest()
 		}

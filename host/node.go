@@ -25,6 +25,9 @@ import (
 // NodeConfig configures a node.
 type NodeConfig struct {
 	Brokers []string
+	// LookupEnv reads the environment variables that steps' config
+	// secrets name. Default: os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 	// NodeID distinguishes this node's transactional ID
 	// (<pipeline>-<node id>) and, under Static, is its group instance id.
 	// Default: hostname-pid, which changes at each start; a stable id kept
@@ -168,6 +171,9 @@ type Node struct {
 	checkpointing bool
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
+	// configs are the steps' resolved config (ResolveConfig), secrets
+	// included: given to their functions, never logged.
+	configs []map[string][]byte
 	stages  []Stage
 	// emits and folds say, per step, whether it is an aggregate that emits
 	// retractions or one that folds them (Pipeline.Retractions, retract.go).
@@ -280,6 +286,17 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stages = p.Stages()
 	n.emits, n.folds = p.Retractions()
 	n.metrics = newMetrics(n)
+	n.configs = make([]map[string][]byte, len(p.Steps))
+	lookup := cfg.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	for i := range p.Steps {
+		var err error
+		if n.configs[i], err = p.ResolveConfig(i, lookup); err != nil {
+			return nil, err
+		}
+	}
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
 			return nil, nil
@@ -306,7 +323,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		}
 		var lf *liveFn
 		if fn != nil {
-			lf = newLiveFn(fn, 0)
+			lf = n.newLiveFn(i, fn, 0)
 		}
 		n.cur = append(n.cur, lf)
 		if err != nil {

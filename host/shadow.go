@@ -101,7 +101,7 @@ func (n *Node) onShadowEvent(s int, ev *registry.Event) {
 			n.log.Error("registry: cannot load the shadow", "step", ev.Step, "version", ev.Version, "error", err)
 			return
 		}
-		n.stageShadow(s, newLiveFn(fn, ev.Version))
+		n.stageShadow(s, n.newLiveFn(s, fn, ev.Version))
 		n.log.Info("shadow staged", "step", ev.Step, "version", ev.Version, "digest", registry.Short(ev.Digest),
 			"topic", ShadowTopic(n.p.Sink.Topic))
 	}

@@ -29,8 +29,15 @@ type liveFn struct {
 	retired bool
 }
 
-func newLiveFn(fn *runtime.Function, version int) *liveFn {
-	return &liveFn{fn: fn, version: version, header: []byte("v" + strconv.Itoa(version) + " sha256:" + fn.Digest())}
+// newLiveFn is version of step s's function fn. Its header names the
+// version and the module, and the step's config when it has one (a hash of
+// the values and of where secrets come from: ConfigDigest).
+func (n *Node) newLiveFn(s int, fn *runtime.Function, version int) *liveFn {
+	h := "v" + strconv.Itoa(version) + " sha256:" + fn.Digest()
+	if d := n.p.ConfigDigest(s); d != "" {
+		h += " config:" + d
+	}
+	return &liveFn{fn: fn, version: version, header: []byte(h)}
 }
 
 // FunctionHeader is the header naming the version of step's function that
@@ -43,7 +50,7 @@ func (n *Node) loadFunction(ctx context.Context, i int, wasm []byte) (*runtime.F
 	p := n.p
 	memory, timeout := p.FunctionLimits(i)
 	return n.cfg.Engine.Load(ctx, p.Steps[i].Name, wasm,
-		runtime.WithMemoryLimit(int(memory)), runtime.WithCallTimeout(timeout),
+		runtime.WithMemoryLimit(int(memory)), runtime.WithCallTimeout(timeout), runtime.WithConfig(n.configs[i]),
 		runtime.WithLogger(n.log.With("step", p.Steps[i].Name)))
 }
 
@@ -209,7 +216,7 @@ func (n *Node) useRegistry(ctx context.Context) error {
 			}
 			n.fnMu.Lock()
 			old := n.cur[i]
-			n.cur[i] = newLiveFn(fn, live.Version)
+			n.cur[i] = n.newLiveFn(i, fn, live.Version)
 			n.fnMu.Unlock()
 			if old != nil {
 				old.fn.Close(context.WithoutCancel(ctx))
@@ -254,7 +261,7 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 		return
 	}
 	// Instances first, then staging: the swap never waits for them.
-	lf := newLiveFn(fn, ev.Version)
+	lf := n.newLiveFn(s, fn, ev.Version)
 	n.prepare(s, lf)
 	n.fnMu.Lock()
 	if old := n.staged[s]; old != nil {

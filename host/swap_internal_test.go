@@ -25,16 +25,17 @@ func TestInstanceOfRetiredVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := &Node{p: &Pipeline{Steps: []Step{{Name: "amplify"}}}}
 	load := func(v int) *liveFn {
 		fn, err := eng.Load(ctx, "amplify", wasm)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newLiveFn(fn, v)
+		return n.newLiveFn(0, fn, v)
 	}
 	old, next := load(0), load(1)
 	defer next.fn.Close(ctx)
-	n := &Node{cur: []*liveFn{old}}
+	n.cur = []*liveFn{old}
 
 	lf, inst, err := n.currentInstance(ctx, 0)
 	if err != nil || lf != old {

@@ -2,7 +2,11 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http/httptest"
 	"path/filepath"
@@ -10,12 +14,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/runtime"
 )
 
 // quietAlert is an output of the timeout guest: a key went quiet one
@@ -426,4 +432,95 @@ limits: {call_timeout: 1m}
 			t.Errorf("dead letter %s: code %q, reason %q", r.Value, code, reason)
 		}
 	}
+}
+
+// TestConfigAndSecrets gives the prefix guest its prefix from a secret (an
+// environment variable the node reads): the outputs carry it, the output
+// version header names the config (a hash of what the file says, not of
+// the secret), and the secret is in none of the node's status, metrics or
+// log. A secret whose variable is not set stops the node at start with an
+// error naming the variable.
+func TestConfigAndSecrets(t *testing.T) {
+	const secret = "s3cr3t-9f8e7d-"
+	fn, _ := filepath.Abs("../testdata/go/prefix.wasm")
+	src := fmt.Sprintf(`name: configured
+source: {topics: [in]}
+steps:
+  - name: tag
+    kind: map
+    function: %s
+    config:
+      prefix: {env: EDDY_TEST_PREFIX}
+      note: plain value
+sink: {topic: out}
+`, fn)
+	p := loadPipeline(t, src)
+	b := startBroker(t, "in", "out")
+	var logs strings.Builder
+	eng := testEngine(t)
+	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: b.Brokers(), NodeID: "c1", Engine: eng, DataDir: t.TempDir(),
+		Logger:    slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		LookupEnv: func(k string) (string, bool) { return secret, k == "EDDY_TEST_PREFIX" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	produceAll(t, b.Brokers(), "in", []abi.Record{{Key: []byte("a"), Value: []byte("one")}, {Key: []byte("b"), Value: []byte("two")}})
+	out := consumeAll(t, b, "out", 2, 3*time.Second)
+	if len(out) != 2 {
+		t.Fatalf("%d outputs, want 2", len(out))
+	}
+	for _, r := range out {
+		if !strings.HasPrefix(string(r.Value), secret) {
+			t.Errorf("output %s: no prefix from the secret", r.Value)
+		}
+		if h := header(r, host.FunctionHeader("tag")); !strings.Contains(h, " config:"+p.ConfigDigest(0)) || strings.Contains(h, secret) {
+			t.Errorf("version header %q: want config:%s", h, p.ConfigDigest(0))
+		}
+	}
+	status, _ := json.Marshal(n.Status())
+	rec := httptest.NewRecorder()
+	n.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("node: %v", err)
+	}
+	for what, text := range map[string]string{"status": string(status), "metrics": rec.Body.String(), "log": logs.String()} {
+		if strings.Contains(text, strings.TrimSuffix(secret, "-")) {
+			t.Errorf("the secret is in the node's %s", what)
+		}
+	}
+	if !strings.Contains(string(status), `"prefix":"secret from environment variable EDDY_TEST_PREFIX"`) || !strings.Contains(string(status), `"note":"plain value"`) {
+		t.Errorf("status shows the config as %s", status)
+	}
+	_, err = host.NewNode(context.Background(), p, host.NodeConfig{Brokers: b.Brokers(), NodeID: "c2", Engine: eng, DataDir: t.TempDir(),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err == nil || !strings.Contains(err.Error(), "config prefix: environment variable EDDY_TEST_PREFIX is not set") {
+		t.Fatalf("a node without the secret's variable: %v", err)
+	}
+}
+
+// lockedWriter serialises writes to w (a node logs from several
+// goroutines).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func testEngine(t *testing.T) *runtime.Engine {
+	t.Helper()
+	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	return eng
 }

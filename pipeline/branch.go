@@ -188,7 +188,7 @@ func (p *Pipeline) expandOutputs() {
 				if b.Function == "" {
 					st.Kind = StepOutput
 				} else {
-					st.Limits = s.Limits // each predicate runs with the step's limits
+					st.Limits, st.Config = s.Limits, s.Config // each predicate runs with the step's limits and config
 				}
 				if j+1 < len(s.Branches) {
 					st.Part.Feeds = []int{len(steps) + 1}

@@ -9,9 +9,12 @@ package pipeline
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -188,6 +191,10 @@ type Step struct {
 	// <pipeline>-<step>-changelog. Needs delivery at_least_once or
 	// exactly_once.
 	State bool `yaml:"state"`
+	// Config is the configuration the step's function reads (the ABI's
+	// config_get): values written here, or secrets read from an
+	// environment variable or a file when the node starts (ConfigValue).
+	Config map[string]ConfigValue `yaml:"config"`
 	// Limits override the pipeline's memory_limit and call_timeout for the
 	// step's function (a branch step's: for each of its predicates).
 	Limits *StepLimits `yaml:"limits"`
@@ -301,6 +308,123 @@ type WindowSpec struct {
 	Zone        string        `yaml:"zone"`         // align day windows to this IANA time zone
 	Before      time.Duration `yaml:"before"`       // join: how much earlier the other stream's record may be
 	After       time.Duration `yaml:"after"`        // join: how much later
+}
+
+// ConfigValue is one entry of a step's config: a value written in the
+// file, or a secret: the name of an environment variable (env) or the path
+// of a file (file, relative to the pipeline file) that the node reads when
+// it starts. A secret's value is never part of the Pipeline: only where it
+// comes from, which is what logs, status and the registry may show.
+type ConfigValue struct {
+	Value string `yaml:"-"`
+	Env   string `yaml:"env"`
+	File  string `yaml:"file"`
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: a scalar is a value, a
+// mapping names an env or a file.
+func (c *ConfigValue) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		c.Value = n.Value
+		return nil
+	}
+	var m map[string]string
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: a config entry is a value, {env: NAME} or {file: PATH}: %w", n.Line, err)
+	}
+	for k, v := range m {
+		switch k {
+		case "env":
+			c.Env = v
+		case "file":
+			c.File = v
+		default:
+			return fmt.Errorf("line %d: a config entry is a value, {env: NAME} or {file: PATH}, not %q", n.Line, k)
+		}
+		if v == "" {
+			return fmt.Errorf("line %d: config entry: %s is empty", n.Line, k)
+		}
+	}
+	if len(m) == 0 {
+		return fmt.Errorf("line %d: a config entry is a value, {env: NAME} or {file: PATH}, not {}", n.Line)
+	}
+	return nil
+}
+
+// Secret reports whether the entry is a secret (read from env or file).
+func (c ConfigValue) Secret() bool { return c.Env != "" || c.File != "" }
+
+// String shows the entry without a secret's value: the value, or where
+// the secret comes from.
+func (c ConfigValue) String() string {
+	switch {
+	case c.Env != "":
+		return "secret from environment variable " + c.Env
+	case c.File != "":
+		return "secret from file " + c.File
+	}
+	return c.Value
+}
+
+// ResolveConfig reads step s's config: its values, and its secrets from
+// getenv and from files (relative to the pipeline's directory). An error
+// names the entry and where its secret should have come from, never a
+// value.
+func (p *Pipeline) ResolveConfig(s int, getenv func(string) (string, bool)) (map[string][]byte, error) {
+	step := &p.Steps[s]
+	if len(step.Config) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]byte, len(step.Config))
+	for name, c := range step.Config {
+		var v []byte
+		switch {
+		case c.Env != "":
+			s, ok := getenv(c.Env)
+			if !ok {
+				return nil, fmt.Errorf("step %s: config %s: environment variable %s is not set", step.Name, name, c.Env)
+			}
+			v = []byte(s)
+		case c.File != "":
+			path := c.File
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(p.Dir, path)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: config %s: %w", step.Name, name, err)
+			}
+			v, err = io.ReadAll(io.LimitReader(f, abi.MaxConfigValue+1))
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("step %s: config %s: read %s: %w", step.Name, name, path, err)
+			}
+		default:
+			v = []byte(c.Value)
+		}
+		if len(v) > abi.MaxConfigValue {
+			return nil, fmt.Errorf("step %s: config %s: the value is over %d bytes", step.Name, name, abi.MaxConfigValue)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// ConfigDigest is a short hash of step s's config as the pipeline file
+// writes it (values, and where secrets come from, not their values), for
+// the header that says which config produced a record; "" without config.
+func (p *Pipeline) ConfigDigest(s int) string {
+	cfg := p.Steps[s].Config
+	if len(cfg) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(cfg))
+	h := sha256.New()
+	for _, n := range names {
+		c := cfg[n]
+		fmt.Fprintf(h, "%d:%s%d:%s%d:%s%d:%s", len(n), n, len(c.Value), c.Value, len(c.Env), c.Env, len(c.File), c.File)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // StepLimits are the limits of one step's function; a zero field keeps
@@ -857,6 +981,27 @@ func (p *Pipeline) validate() error {
 		}
 		if s.Kind == StepKeyBy && s.State {
 			bad(f+".state", "a key_by step keeps no state")
+		}
+		if len(s.Config) > 0 {
+			if s.Function == "" && s.Kind != StepBranch {
+				bad(f+".config", "step %s runs no function: config is a function's", s.Name)
+			}
+			if len(s.Config) > abi.MaxConfigEntries {
+				bad(f+".config", "at most %d entries, got %d", abi.MaxConfigEntries, len(s.Config))
+			}
+			for _, name := range slices.Sorted(maps.Keys(s.Config)) {
+				c := s.Config[name]
+				switch {
+				case name == "" || len(name) > abi.MaxConfigName:
+					bad(f+".config", "entry names are 1 to %d bytes, got %d", abi.MaxConfigName, len(name))
+				case c.Env != "" && c.File != "":
+					bad(f+".config."+name, "give env or file, not both")
+				case c.Secret() && c.Value != "":
+					bad(f+".config."+name, "a value, or a secret from env or file, not both")
+				case len(c.Value) > abi.MaxConfigValue:
+					bad(f+".config."+name, "the value is over %d bytes", abi.MaxConfigValue)
+				}
+			}
 		}
 		if l := s.Limits; l != nil {
 			switch {

@@ -24,6 +24,7 @@ var hostTypes = map[string][2][]api.ValueType{
 	abi.HostTimerSet:    {{i32, i32, i32, i64}, {i32}},
 	abi.HostTimerDelete: {{i32, i32, i32, i64}, {i32}},
 	abi.HostTimeNow:     {{i32}, {i64}},
+	abi.HostConfigGet:   {{i32, i32, i32, i32}, {i32}},
 }
 
 // instKey carries the *Instance being called to the host functions.
@@ -55,6 +56,7 @@ func (f *Function) instantiateHost(ctx context.Context) error {
 	add(abi.HostTimerSet, hostTimerSet)
 	add(abi.HostTimerDelete, hostTimerDelete)
 	add(abi.HostTimeNow, hostTimeNow)
+	add(abi.HostConfigGet, hostConfigGet)
 	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("runtime: host module: %w", err)
 	}
@@ -213,6 +215,28 @@ func checkStatePut(key, value []byte) error {
 		return fmt.Errorf("state_put: value of %d bytes is over the limit of %d bytes", len(value), abi.MaxStateValue)
 	}
 	return nil
+}
+
+// hostConfigGet answers a configuration entry of the function's step
+// (WithConfig), as state_get answers a key: -1 when absent, else the
+// value's length, copied when it fits.
+func hostConfigGet(ctx context.Context, m api.Module, stack []uint64) {
+	name := read(m, stack[0], stack[1])
+	vptr, vcap := uint32(stack[2]), uint32(stack[3])
+	i := instanceFrom(ctx)
+	if i == nil {
+		stack[0] = api.EncodeI32(abi.StateAbsent)
+		return
+	}
+	v, ok := i.fn.cfg.config[string(name)]
+	if !ok {
+		stack[0] = api.EncodeI32(abi.StateAbsent)
+		return
+	}
+	if len(v) > 0 && uint32(len(v)) <= vcap && !m.Memory().Write(vptr, v) {
+		panic(fmt.Errorf("host call config_get: value buffer [%d, %d) is outside guest memory", vptr, uint64(vptr)+uint64(len(v))))
+	}
+	stack[0] = api.EncodeI32(int32(len(v)))
 }
 
 // Bounds of guest counters: each distinct name is kept by the host (and

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"log/slog"
 	"time"
 )
@@ -33,7 +34,8 @@ const (
 )
 
 type config struct {
-	cacheDir    string // "" with noCache: no disk cache
+	config      map[string][]byte // the step's configuration (WithConfig)
+	cacheDir    string            // "" with noCache: no disk cache
 	noCache     bool
 	logger      *slog.Logger
 	memoryLimit int
@@ -78,6 +80,19 @@ func WithCacheDir(dir string) Option {
 // WithoutCache disables the on-disk compilation cache (modules are compiled in
 // memory each time the engine starts). Only meaningful for NewEngine.
 func WithoutCache() Option { return optFunc(func(c *config) { c.cacheDir, c.noCache = "", true }) }
+
+// WithConfig gives the function its step's configuration, which guests
+// read with the config_get host call (ABI.md "Configuration"). The map is
+// copied. Names and values are the caller's to bound (abi.MaxConfigName,
+// abi.MaxConfigValue); values may be secrets, which the runtime never
+// logs.
+func WithConfig(cfg map[string][]byte) Option {
+	c := make(map[string][]byte, len(cfg))
+	for k, v := range cfg {
+		c[k] = bytes.Clone(v)
+	}
+	return optFunc(func(o *config) { o.config = c })
+}
 
 // WithLogger sets the logger that receives guest logs and captured
 // stdout/stderr. Default: slog.Default().

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/runtime"
 )
@@ -118,6 +119,7 @@ func (c *cli) setup() error {
 type functionFlags struct {
 	memoryLimit int
 	timeout     time.Duration
+	config      []string // name=value entries of the function's config (registerConfig)
 }
 
 func (f *functionFlags) register(cmd *cobra.Command, timeout time.Duration) {
@@ -125,9 +127,42 @@ func (f *functionFlags) register(cmd *cobra.Command, timeout time.Duration) {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", timeout, "deadline of one call into the function (one batch)")
 }
 
+// registerConfig adds --config, the entries a function reads with
+// config_get, as a pipeline step's config gives them.
+func (f *functionFlags) registerConfig(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.config, "config", nil, "a config entry of the function, name=value (repeatable)")
+}
+
+// configMap parses --config.
+func (f *functionFlags) configMap() (map[string][]byte, error) {
+	if len(f.config) == 0 {
+		return nil, nil
+	}
+	if len(f.config) > abi.MaxConfigEntries {
+		return nil, fmt.Errorf("--config: at most %d entries, got %d", abi.MaxConfigEntries, len(f.config))
+	}
+	m := map[string][]byte{}
+	for _, e := range f.config {
+		name, value, ok := strings.Cut(e, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--config %q: want name=value", abi.TruncateReason(e, 64))
+		case name == "" || len(name) > abi.MaxConfigName:
+			return nil, fmt.Errorf("--config: a name is 1 to %d bytes, got %d", abi.MaxConfigName, len(name))
+		case len(value) > abi.MaxConfigValue:
+			return nil, fmt.Errorf("--config %s: the value is over %d bytes", name, abi.MaxConfigValue)
+		}
+		m[name] = []byte(value)
+	}
+	return m, nil
+}
+
 // validate checks the flags against the ranges of the pipeline file's
 // limits.memory_limit and limits.call_timeout (docs/pipeline.md).
 func (f *functionFlags) validate() error {
+	if _, err := f.configMap(); err != nil {
+		return err
+	}
 	if f.memoryLimit < host.MinMemoryLimit || f.memoryLimit > host.MaxMemoryLimit {
 		return fmt.Errorf("--memory-limit: must be between %d and %d bytes, got %d", host.MinMemoryLimit, host.MaxMemoryLimit, f.memoryLimit)
 	}
@@ -148,6 +183,9 @@ func (c *cli) engineOptions(ff *functionFlags) []runtime.Option {
 	}
 	if ff != nil {
 		opts = append(opts, runtime.WithMemoryLimit(ff.memoryLimit), runtime.WithCallTimeout(ff.timeout))
+		if cfg, _ := ff.configMap(); cfg != nil {
+			opts = append(opts, runtime.WithConfig(cfg))
+		}
 	}
 	return opts
 }

@@ -54,13 +54,15 @@ and cause, the other records are still printed, and the exit status is 1.`,
 		Example: `  eddy test testdata/go/upper.wasm --input testdata/samples/words.jsonl
   echo '{"key":"a","value":"hello"}' | eddy test testdata/go/upper.wasm
   eddy test testdata/go/stats.wasm --input testdata/samples/amounts.jsonl
-  eddy test testdata/go/counter.wasm --state --input testdata/samples/words.jsonl`,
+  eddy test testdata/go/counter.wasm --state --input testdata/samples/words.jsonl
+  eddy test testdata/go/prefix.wasm --config prefix=hello- --input testdata/samples/words.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runTest(cmd.Context(), args[0], &f)
 		},
 	}
 	f.register(cmd, runtime.DefaultCallTimeout)
+	f.registerConfig(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&f.input, "input", "i", "-", "JSON-lines input file, - for stdin")
 	fl.StringVar(&f.kind, "kind", "", "kind to run: process, aggregate, join, key or timestamp (default: the module's first)")

@@ -43,3 +43,16 @@ func TestTestFiresTimers(t *testing.T) {
 		t.Fatalf("without --state: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestTestConfig: eddy test --config gives the function config entries;
+// a malformed one is refused before anything runs.
+func TestTestConfig(t *testing.T) {
+	in := `{"key":"a","value":"x"}` + "\n"
+	stdout, stderr, code := run(t, in, "test", "--config", "prefix=p-", "--config", "other=1", td("go/prefix.wasm"))
+	if code != 0 || stdout != `{"key":"a","value":"p-x","timestamp":0}`+"\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if _, stderr, code = run(t, in, "test", "--config", "prefix", td("go/prefix.wasm")); code == 0 || !strings.Contains(stderr, `--config "prefix": want name=value`) {
+		t.Fatalf("a config without =: exit %d, stderr:\n%s", code, stderr)
+	}
+}

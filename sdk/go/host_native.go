@@ -20,4 +20,5 @@ func hostTimerSet(key []byte, domain int32, at int64) int32 {
 func hostTimerDelete(key []byte, domain int32, at int64) int32 {
 	return native.TimerDelete(key, domain, at)
 }
-func hostTimeNow(domain int32) int64 { return native.TimeNow(domain) }
+func hostTimeNow(domain int32) int64              { return native.TimeNow(domain) }
+func hostConfigGet(name string, buf []byte) int32 { return native.ConfigGet(name, buf) }

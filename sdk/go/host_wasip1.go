@@ -34,6 +34,9 @@ func importTimerDelete(kptr unsafe.Pointer, klen uint32, domain int32, at int64)
 //go:wasmimport eddy time_now
 func importTimeNow(domain int32) int64
 
+//go:wasmimport eddy config_get
+func importConfigGet(nptr unsafe.Pointer, nlen uint32, vptr unsafe.Pointer, vcap uint32) int32
+
 func strPtr(s string) unsafe.Pointer   { return unsafe.Pointer(unsafe.StringData(s)) }
 func bytesPtr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 
@@ -66,3 +69,7 @@ func hostTimerDelete(key []byte, domain int32, at int64) int32 {
 }
 
 func hostTimeNow(domain int32) int64 { return importTimeNow(domain) }
+
+func hostConfigGet(name string, buf []byte) int32 {
+	return importConfigGet(strPtr(name), uint32(len(name)), bytesPtr(buf), uint32(len(buf)))
+}

@@ -3,6 +3,7 @@ package eddy_test
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	eddy "github.com/eddy-streams/eddy/sdk/go"
@@ -74,5 +75,25 @@ func TestTimers(t *testing.T) {
 	eddytest.SetStateMode(eddytest.StateFailing)
 	if err := eddy.SetTimer([]byte("x"), eddy.EventTime, 1); !errors.Is(err, eddy.ErrTimerLimit) {
 		t.Errorf("SetTimer refused: %v, want ErrTimerLimit", err)
+	}
+}
+
+// TestConfig reads config entries through eddytest's stand-in: present,
+// empty, absent, and longer than the SDK's first buffer.
+func TestConfig(t *testing.T) {
+	register(t, func() {})
+	long := strings.Repeat("x", 1000)
+	eddytest.SetConfig(map[string]string{"prefix": "p-", "empty": "", "long": long})
+	if v, ok := eddy.Config("prefix"); !ok || v != "p-" {
+		t.Errorf("prefix: %q %v", v, ok)
+	}
+	if v, ok := eddy.Config("empty"); !ok || v != "" {
+		t.Errorf("empty: %q %v", v, ok)
+	}
+	if v, ok := eddy.Config("long"); !ok || v != long {
+		t.Errorf("long: %d bytes, %v", len(v), ok)
+	}
+	if _, ok := eddy.Config("missing"); ok {
+		t.Error("missing: found")
 	}
 }

@@ -346,7 +346,12 @@ func Reset() {
 	native.ResetState()
 	native.ResetCounters()
 	native.ResetTimers()
+	native.SetConfig(nil)
 }
+
+// SetConfig sets the entries eddy.Config reads (nil: none); Reset clears
+// them.
+func SetConfig(c map[string]string) { native.SetConfig(c) }
 
 // Timer is a timer the guest set (SetTimers lists them).
 type Timer struct {

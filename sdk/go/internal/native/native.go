@@ -261,3 +261,27 @@ func ResetTimers() {
 	defer mu.Unlock()
 	timers.set, timers.now, timers.known = nil, [2]int64{}, [2]bool{}
 }
+
+var config map[string]string
+
+// ConfigGet has the semantics of the config_get host function over the
+// entries SetConfig set.
+func ConfigGet(name string, buf []byte) int32 {
+	mu.Lock()
+	defer mu.Unlock()
+	v, ok := config[name]
+	if !ok {
+		return -1
+	}
+	if len(v) <= len(buf) {
+		copy(buf, v)
+	}
+	return int32(len(v))
+}
+
+// SetConfig sets the step's config entries (nil: none).
+func SetConfig(c map[string]string) {
+	mu.Lock()
+	defer mu.Unlock()
+	config = c
+}
