@@ -174,7 +174,7 @@ func (t *task) saveWatermarks() error {
 	for s, tm := range t.timers {
 		// A function without timers leaves its timer store as it is: no
 		// changelog record, no checkpoint of an unused store.
-		if tm != nil && (t.inst(s).Has(abi.KindTimer) || tm.total > 0) {
+		if tm != nil && (t.inst(s).Has(abi.KindTimer) || len(tm.idx.set) > 0) {
 			if err := tm.save(); err != nil {
 				return err
 			}

@@ -108,7 +108,7 @@ batch_size: 64
 // startInProcess runs pipeline p in process over parts partitions, with an
 // engine on the tests' compile cache and a data directory of the test's;
 // both are closed when the test ends.
-func startInProcess(t *testing.T, p *host.Pipeline, parts int32) *host.InProcess {
+func startInProcess(t testing.TB, p *host.Pipeline, parts int32) *host.InProcess {
 	t.Helper()
 	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
 	if err != nil {

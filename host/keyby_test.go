@@ -17,7 +17,7 @@ import (
 	"github.com/eddy-streams/eddy/host"
 )
 
-func loadPipeline(t *testing.T, src string) *host.Pipeline {
+func loadPipeline(t testing.TB, src string) *host.Pipeline {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {

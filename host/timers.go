@@ -2,9 +2,9 @@ package host
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -43,16 +43,13 @@ func TimerTopic(pipeline, step string) string {
 
 // timerStore names a step's timer store in the state database (a name no
 // step can have).
-func timerStore(step string) string { return step + "\x00timers" }
+func timerStore(step string) string { return step + "#timers" }
 
 // Keys of a timer store: 't' + domain (1 byte) + time (8 bytes, big-endian,
-// sign bit flipped so that times sort in order) + the timer's key → empty;
-// 'n' + key → how many timers the key has (uvarint); the watermark and its
-// input times under 'w' (watermarkKey, inputTimeKey).
-const (
-	timerPrefix = 't'
-	timerCount  = 'n'
-)
+// sign bit flipped so that times sort in order) + the timer's key -> empty;
+// the watermark and its input times under 'w' (watermarkKey,
+// inputTimeKey).
+const timerPrefix = 't'
 
 func appendTimerEntry(b []byte, d abi.TimeDomain, at int64, key []byte) []byte {
 	b = append(b, timerPrefix, byte(d))
@@ -75,8 +72,6 @@ func parseTimerEntry(k []byte) (abi.Timer, error) {
 	return abi.Timer{Domain: d, Time: int64(binary.BigEndian.Uint64(k[2:10]) ^ (1 << 63)), Key: k[10:]}, nil
 }
 
-func timerCountKey(key []byte) []byte { return append([]byte{timerCount}, key...) }
-
 // maxFired bounds the timers one firing hands eddy_timer (and one
 // transaction gets the outputs of): more that are due fire at the next
 // batch or tick.
@@ -87,6 +82,13 @@ const maxFlushRounds = 1000
 
 // stepTimers is the timer service of one step in one task: the runtime's
 // Timers for the step's instance, its watermark, and the firing.
+//
+// The store is the timers' durable copy; the service also keeps them in
+// memory (timerIndex), rebuilt from the store when its generation changes
+// (an abort, a restore): what is due, a key's count and whether a timer
+// exists are then answered without reading the store, which a function
+// that moves a timer at every record would otherwise read several times
+// per record.
 type stepTimers struct {
 	ts              *taskStore
 	wm              *windowing.Watermarks
@@ -95,10 +97,9 @@ type stepTimers struct {
 	perKey, perTask int
 	bad             func(k []byte, err error) error // a corrupt entry (skipper.bad)
 
-	// total is the store's timer count and next, per domain, a time no
-	// later than its first timer (math.MaxInt64: none), both as of store
-	// generation gen (an abort or a restore changes them).
-	total int
+	// idx holds the store's timers as of store generation gen; next, per
+	// domain, is the time of its first timer (math.MaxInt64: none).
+	idx   timerIndex
 	next  [2]int64
 	gen   uint64
 	known bool
@@ -133,48 +134,116 @@ func newStepTimers(ts *taskStore, wm *windowing.Watermarks, idle time.Duration, 
 		call: map[string]bool{}, added: map[string]int{}, callMin: math.MaxInt64}
 }
 
-// sync recounts the store's timers after its generation changed.
+// timerIndex is a step's timers in memory: the entries (timer entry keys
+// of the store), how many each key has, and per domain a heap ordered by
+// entry (time, then key), from which deleted entries are dropped lazily.
+type timerIndex struct {
+	set    map[string]struct{}
+	perKey map[string]int
+	heaps  [2]timerHeap
+}
+
+type heapTimer struct {
+	at    int64
+	entry string // appendTimerEntry's bytes: they sort by time, then key
+}
+
+type timerHeap []heapTimer
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].entry < h[j].entry }
+func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)        { *h = append(*h, x.(heapTimer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (x *timerIndex) reset() {
+	x.set, x.perKey = map[string]struct{}{}, map[string]int{}
+	x.heaps = [2]timerHeap{}
+}
+
+// add indexes entry e, the timer t.
+func (x *timerIndex) add(e string, t abi.Timer) {
+	x.set[e] = struct{}{}
+	x.perKey[string(t.Key)]++
+	heap.Push(&x.heaps[t.Domain], heapTimer{t.Time, e})
+}
+
+// remove forgets entry e, the timer t (its heap copy goes when it
+// surfaces, or when the heap is mostly such copies).
+func (x *timerIndex) remove(e string, t abi.Timer) {
+	delete(x.set, e)
+	if n := x.perKey[string(t.Key)] - 1; n > 0 {
+		x.perKey[string(t.Key)] = n
+	} else {
+		delete(x.perKey, string(t.Key))
+	}
+	if h := &x.heaps[t.Domain]; len(*h) > 2*len(x.set)+1024 {
+		*h = (*h)[:0]
+		for e := range x.set {
+			if te, _ := parseTimerEntry([]byte(e)); te.Domain == t.Domain {
+				*h = append(*h, heapTimer{te.Time, e})
+			}
+		}
+		heap.Init(h)
+	}
+}
+
+// first is the earliest timer of domain d, dropping deleted heap entries.
+func (x *timerIndex) first(d abi.TimeDomain) (heapTimer, bool) {
+	h := &x.heaps[d]
+	for len(*h) > 0 {
+		top := (*h)[0]
+		if _, ok := x.set[top.entry]; ok {
+			return top, true
+		}
+		heap.Pop(h)
+	}
+	return heapTimer{}, false
+}
+
+// sync rebuilds the index after the store's generation changed.
 func (st *stepTimers) sync() error {
 	if st.known && st.gen == st.ts.st.Generation() {
 		return nil
 	}
-	st.total, st.next = 0, [2]int64{math.MaxInt64, math.MaxInt64}
+	st.idx.reset()
 	err := st.ts.st.Scan([]byte{timerPrefix}, func(k, _ []byte) error {
 		t, err := parseTimerEntry(k)
 		if err != nil {
 			return st.bad(k, err)
 		}
-		st.total++
-		st.next[t.Domain] = min(st.next[t.Domain], t.Time)
+		st.idx.add(string(k), t)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	st.gen, st.known = st.ts.st.Generation(), true
+	st.setNext()
 	return nil
 }
 
-// exists reports whether the timer entry exists for the call.
-func (st *stepTimers) exists(e []byte) (bool, error) {
-	if ok, found := st.call[string(e)]; found {
-		return ok, nil
+func (st *stepTimers) setNext() {
+	for d := range st.next {
+		st.next[d] = math.MaxInt64
+		if t, ok := st.idx.first(abi.TimeDomain(d)); ok {
+			st.next[d] = t.at
+		}
 	}
-	_, ok, err := st.ts.st.Get(e)
-	return ok, err
 }
 
-// count is how many timers key has in the store.
-func (st *stepTimers) count(key []byte) (int, error) {
-	v, ok, err := st.ts.st.Get(timerCountKey(key))
-	if err != nil || !ok {
-		return 0, err
+// exists reports whether the timer entry exists for the call.
+func (st *stepTimers) exists(e []byte) bool {
+	if ok, found := st.call[string(e)]; found {
+		return ok
 	}
-	n, k := binary.Uvarint(v)
-	if k <= 0 || k != len(v) || n > math.MaxInt32 {
-		return 0, st.bad(timerCountKey(key), fmt.Errorf("timer count of %d bytes: %w", len(v), errCorruptEntry))
-	}
-	return int(n), nil
+	_, ok := st.idx.set[string(e)]
+	return ok
 }
 
 func (st *stepTimers) change(e []byte, exists bool) {
@@ -195,18 +264,14 @@ func (st *stepTimers) Set(key []byte, d abi.TimeDomain, at int64) error {
 		st.callMin = min(st.callMin, at)
 	}
 	e := appendTimerEntry(nil, d, at, key)
-	if ok, err := st.exists(e); err != nil || ok {
-		return err
+	if st.exists(e) {
+		return nil
 	}
-	n, err := st.count(key)
-	if err != nil {
-		return err
-	}
-	if have := n + st.added[string(key)]; have >= st.perKey {
+	if have := st.idx.perKey[string(key)] + st.added[string(key)]; have >= st.perKey {
 		return fmt.Errorf("%w: timer_set: the key has %d timers, the limit per key is %d (limits.timers_per_key)",
 			runtime.ErrTimerLimit, have, st.perKey)
 	}
-	if have := st.total + st.callTotal; have >= st.perTask {
+	if have := len(st.idx.set) + st.callTotal; have >= st.perTask {
 		return fmt.Errorf("%w: timer_set: the task has %d timers, the limit per task is %d (limits.timers_per_task)",
 			runtime.ErrTimerLimit, have, st.perTask)
 	}
@@ -222,8 +287,8 @@ func (st *stepTimers) Delete(key []byte, d abi.TimeDomain, at int64) error {
 		return err
 	}
 	e := appendTimerEntry(nil, d, at, key)
-	if ok, err := st.exists(e); err != nil || !ok {
-		return err
+	if !st.exists(e) {
+		return nil
 	}
 	st.change(e, false)
 	st.added[string(key)]--
@@ -248,8 +313,8 @@ func (st *stepTimers) arm(on bool, limit int64) {
 	st.armed, st.armLimit, st.armCalls = on, limit, 0
 }
 
-// Keep implements runtime.Timers: the call's changes go to the store
-// (kept) or are forgotten.
+// Keep implements runtime.Timers: the call's changes go to the store and
+// the index (kept) or are forgotten.
 func (st *stepTimers) Keep(keep bool) error {
 	defer st.reset()
 	if !keep {
@@ -266,45 +331,31 @@ func (st *stepTimers) Keep(keep bool) error {
 			return runtime.ErrSplitCall
 		}
 	}
-	if len(st.order) == 0 {
-		return nil
-	}
 	s := st.ts.st
 	for _, e := range st.order {
-		var err error
-		if st.call[e] {
-			err = s.Put([]byte(e), []byte{})
-			t, _ := parseTimerEntry([]byte(e))
-			st.next[t.Domain] = min(st.next[t.Domain], t.Time)
-		} else {
-			err = s.Delete([]byte(e))
-		}
+		t, err := parseTimerEntry([]byte(e))
 		if err != nil {
 			return err
 		}
-	}
-	for key, n := range st.added {
-		if n == 0 {
-			continue
+		_, had := st.idx.set[e]
+		switch on := st.call[e]; {
+		case on && !had:
+			if err := s.Put([]byte(e), []byte{}); err != nil {
+				return err
+			}
+			st.idx.add(e, t)
+			st.next[t.Domain] = min(st.next[t.Domain], t.Time)
+		case !on && had:
+			if err := s.Delete([]byte(e)); err != nil {
+				return err
+			}
+			st.idx.remove(e, t)
 		}
-		if err := st.addCount([]byte(key), n); err != nil {
-			return err
-		}
 	}
-	st.total += st.callTotal
+	if len(st.order) > 0 {
+		st.setNext()
+	}
 	return nil
-}
-
-// addCount adds n to key's timer count.
-func (st *stepTimers) addCount(key []byte, n int) error {
-	have, err := st.count(key)
-	if err != nil {
-		return err
-	}
-	if have += n; have <= 0 {
-		return st.ts.st.Delete(timerCountKey(key))
-	}
-	return st.ts.st.Put(timerCountKey(key), binary.AppendUvarint(nil, uint64(have)))
 }
 
 func (st *stepTimers) reset() {
@@ -317,46 +368,32 @@ func (st *stepTimers) reset() {
 	st.order, st.callTotal = st.order[:0], 0
 }
 
-// due takes from the store the timers of domain d at or before upTo, in
-// time then key order, at most maxFired: they have fired. Their keys are
-// copies.
+// due takes the timers of domain d at or before upTo, in time then key
+// order, at most maxFired: they have fired, and are deleted from the
+// store. Their keys are copies.
 func (st *stepTimers) due(d abi.TimeDomain, upTo int64) ([]abi.Timer, error) {
 	st.reset() // changes of a call that failed last
 	if err := st.sync(); err != nil {
 		return nil, err
 	}
-	if st.next[d] > upTo {
-		return nil, nil
-	}
 	var fired []abi.Timer
-	next := int64(math.MaxInt64)
-	errStop := errors.New("stop")
-	err := st.ts.st.Scan([]byte{timerPrefix, byte(d)}, func(k, _ []byte) error {
-		t, err := parseTimerEntry(k)
-		if err != nil {
-			return st.bad(k, err)
+	for len(fired) < maxFired {
+		top, ok := st.idx.first(d)
+		if !ok || top.at > upTo {
+			break
 		}
-		if t.Time > upTo || len(fired) == maxFired {
-			next = t.Time
-			return errStop
+		t, err := parseTimerEntry([]byte(top.entry))
+		if err != nil {
+			return nil, err
 		}
 		t.Key = bytes.Clone(t.Key)
+		if err := st.ts.st.Delete([]byte(top.entry)); err != nil {
+			return nil, err
+		}
+		st.idx.remove(top.entry, t)
 		fired = append(fired, t)
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return nil, err
 	}
-	for _, t := range fired {
-		if err := st.ts.st.Delete(appendTimerEntry(nil, t.Domain, t.Time, t.Key)); err != nil {
-			return nil, err
-		}
-		if err := st.addCount(t.Key, -1); err != nil {
-			return nil, err
-		}
-	}
-	st.total -= len(fired)
-	st.next[d] = next
+	st.setNext()
 	return fired, nil
 }
 

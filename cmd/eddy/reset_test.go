@@ -175,7 +175,7 @@ delivery: exactly_once
 		"dry run: nothing was changed; the reset would do this:",
 		"reset pipeline dry (consumer group dry) to earliest (the first records of the source topics)",
 		"group dry: no members",
-		"registry eddy-registry: reset 1 of pipeline dry: nodes stop, and wait until it is done (reset_done 2); when they next start they wipe their local stores: count",
+		"registry eddy-registry: reset 1 of pipeline dry: nodes stop, and wait until it is done (reset_done 2); when they next start they wipe their local stores: count, count#timers",
 		"recreate dry-count-changelog: delete the topic and create it again empty: 4 partitions, replication factor 1, configs cleanup.policy=compact",
 	}
 	for part := int32(0); part < 4; part++ {

@@ -88,7 +88,8 @@
  * # Host functions
  *
  * eddy_log / eddy_logf write to the host's log, eddy_count adds to a metric,
- * and eddy_state_get / eddy_state_put / eddy_state_delete use keyed state.
+ * eddy_state_get / eddy_state_put / eddy_state_delete use keyed state, and
+ * eddy_config_get reads the step's configuration (see Configuration below).
  * A module imports only the host functions it calls.
  *
  * # Timers
@@ -108,6 +109,25 @@
  *     }
  *
  *     EDDY_MODULE(.name = "remind", .filter = touch, .timer = fire);
+ *
+ * # Configuration
+ *
+ * eddy_config_get(name, &value) reads an entry of the step's configuration
+ * (config: in the pipeline file; values, or secrets the node reads from its
+ * environment or files). It returns whether the step has the entry; the
+ * value is a view into a buffer the SDK owns, valid until the next
+ * eddy_config_get. Entries do not change while an instance lives, so a
+ * function may read one once and keep a copy:
+ *
+ *     static eddy_bytes_t prefix;              // read once, copied
+ *     static bool read;
+ *     if (!read) {
+ *             eddy_bytes_t v;
+ *             uint8_t *p;
+ *             if (eddy_config_get("prefix", &v) && v.len && (p = eddy_malloc(v.len)))
+ *                     prefix = eddy_bytes(memcpy(p, v.ptr, v.len), v.len);
+ *             read = true;
+ *     }
  *
  * # Native builds
  *
@@ -408,6 +428,7 @@ EDDY__IMPORT("counter_add") void eddy__host_counter_add(const void *p, size_t n,
 EDDY__IMPORT("timer_set") int32_t eddy__host_timer_set(const void *k, size_t kn, int32_t domain, int64_t at);
 EDDY__IMPORT("timer_delete") int32_t eddy__host_timer_delete(const void *k, size_t kn, int32_t domain, int64_t at);
 EDDY__IMPORT("time_now") int64_t eddy__host_time_now(int32_t domain);
+EDDY__IMPORT("config_get") int32_t eddy__host_config_get(const void *n, size_t nn, void *v, size_t vcap);
 #else
 static inline void eddy__host_log(int32_t level, const void *p, size_t n);
 static inline void eddy__host_error(int32_t code, const void *p, size_t n);
@@ -418,6 +439,7 @@ static inline void eddy__host_counter_add(const void *p, size_t n, int64_t delta
 static inline int32_t eddy__host_timer_set(const void *k, size_t kn, int32_t domain, int64_t at);
 static inline int32_t eddy__host_timer_delete(const void *k, size_t kn, int32_t domain, int64_t at);
 static inline int64_t eddy__host_time_now(int32_t domain);
+static inline int32_t eddy__host_config_get(const void *n, size_t nn, void *v, size_t vcap);
 #endif
 
 /* ======================================================================== */
@@ -1341,6 +1363,73 @@ static inline int eddy_delete_timer(eddy_bytes_t key, eddy_time_domain_t domain,
 static inline int64_t eddy_current_time(eddy_time_domain_t domain)
 {
 	return eddy__host_time_now((int32_t)domain);
+}
+
+/*
+ * Configuration (ABI.md section 3, "Configuration"). A step of the pipeline
+ * file may give its function configuration entries: a name (UTF-8, 1 to 256
+ * bytes) and a value (bytes, at most 64 KiB), written in the file or read
+ * by the node from an environment variable or a file when it starts
+ * (secrets). Any handler of any kind may read them, at any time. They do
+ * not change while an instance lives (a node started with another
+ * configuration makes new instances), so a function may read an entry once
+ * and keep a copy. The host never logs a value; a function that logs a
+ * secret shows it.
+ */
+
+/* The number of times eddy_config_get grows its buffer and asks again. */
+#define EDDY__CONFIG_TRIES 4
+
+/* The buffer that receives config_get values. Apart from eddy__g, so that
+ * a module that reads no configuration does not hold it. */
+typedef struct eddy__config {
+	uint8_t *buf;
+	size_t cap;
+} eddy__config_t;
+
+EDDY__WEAK eddy__config_t eddy__config;
+
+/*
+ * eddy_config_get reads the value of the step's config entry name (a
+ * NUL-terminated UTF-8 string) into *value and returns whether the step has
+ * it. The value is a view into a buffer the SDK owns and reuses: it stays
+ * valid until the next eddy_config_get (any name), so copy what you keep.
+ * An entry with an empty value is found, with a non-null value of length 0;
+ * without the entry (or without configuration) *value is a null
+ * (value->ptr == NULL). It traps when memory is exhausted.
+ *
+ *     eddy_bytes_t url;
+ *     if (!eddy_config_get("url", &url))
+ *             url = eddy_cstr("http://localhost");
+ */
+static inline bool eddy_config_get(const char *name, eddy_bytes_t *value)
+{
+	eddy__config_t *c = &eddy__config;
+	*value = EDDY_NULL;
+	if (!c->buf) {
+		c->cap = eddy__good_size(256);
+		c->buf = (uint8_t *)eddy_malloc(c->cap);
+		if (!c->buf)
+			eddy__oom();
+	}
+	size_t nlen = strlen(name);
+	for (int i = 0; i < EDDY__CONFIG_TRIES; i++) {
+		int32_t n = eddy__host_config_get(name, nlen, c->buf, c->cap);
+		if (n < 0)
+			return false;
+		if ((size_t)n <= c->cap) {
+			*value = eddy_bytes(c->buf, (size_t)n);
+			return true;
+		}
+		/* The value is larger than the buffer: nothing was copied. */
+		size_t cap = eddy__good_size((size_t)n);
+		eddy_free(c->buf);
+		c->buf = (uint8_t *)eddy_malloc(cap);
+		c->cap = cap;
+		if (!c->buf)
+			eddy__oom();
+	}
+	return false;
 }
 
 /* ======================================================================== */
@@ -2616,6 +2705,7 @@ typedef struct eddy__tm {
 typedef struct eddy__native {
 	eddy__kv_t *state;
 	eddy__kv_t *counters;
+	eddy__kv_t *config; /* the step's config entries */
 	eddy__tm_t *timers;
 	int64_t now[2];   /* what time_now answers, once set */
 	bool now_set[2];
@@ -2790,6 +2880,16 @@ static inline int64_t eddy__host_time_now(int32_t domain)
 	return eddy__native.now[domain];
 }
 
+static inline int32_t eddy__host_config_get(const void *n, size_t nn, void *v, size_t vcap)
+{
+	eddy__kv_t *e = *eddy__kv_find(&eddy__native.config, n, nn);
+	if (!e)
+		return -1;
+	if (e->vlen <= vcap && e->vlen)
+		memcpy(v, e->val, e->vlen);
+	return (int32_t)e->vlen;
+}
+
 /* eddy_test_set_state_mode makes the native state store and timers work
  * (EDDY_TEST_STATE_OK, the default), be absent (EDDY_TEST_STATE_NONE: the
  * host functions return -2, and eddy_current_time EDDY_NO_TIME) or fail
@@ -2797,8 +2897,8 @@ static inline int64_t eddy__host_time_now(int32_t domain)
 static inline void eddy_test_set_state_mode(int mode) { eddy__native.state_mode = mode; }
 
 /* eddy_test_reset empties the native state store and counters, forgets the
- * timers, the current times and the last error, and sets the state mode
- * back to EDDY_TEST_STATE_OK. */
+ * timers, the current times, the config entries and the last error, and
+ * sets the state mode back to EDDY_TEST_STATE_OK. */
 static inline void eddy_test_reset(void)
 {
 	while (eddy__native.timers) {
@@ -2808,8 +2908,8 @@ static inline void eddy_test_reset(void)
 		eddy__native.timers = next;
 	}
 	eddy__native.now_set[0] = eddy__native.now_set[1] = false;
-	eddy__kv_t *lists[2] = {eddy__native.state, eddy__native.counters};
-	for (int i = 0; i < 2; i++)
+	eddy__kv_t *lists[3] = {eddy__native.state, eddy__native.counters, eddy__native.config};
+	for (int i = 0; i < 3; i++)
 		while (lists[i]) {
 			eddy__kv_t *next = lists[i]->next;
 			free(lists[i]->key);
@@ -2817,7 +2917,7 @@ static inline void eddy_test_reset(void)
 			free(lists[i]);
 			lists[i] = next;
 		}
-	eddy__native.state = eddy__native.counters = 0;
+	eddy__native.state = eddy__native.counters = eddy__native.config = 0;
 	eddy__native.state_mode = EDDY_TEST_STATE_OK;
 	free(eddy__native.err_msg);
 	eddy__native.err_msg = 0;
@@ -2846,6 +2946,38 @@ static inline void eddy_test_set_state(eddy_bytes_t key, eddy_bytes_t value)
 	eddy__native.state_mode = EDDY_TEST_STATE_OK;
 	eddy__host_state_put(key.ptr, key.len, value.ptr ? value.ptr : (const uint8_t *)"", value.len);
 	eddy__native.state_mode = mode;
+}
+
+/* eddy_test_set_config sets the step's config entry name to value, which
+ * eddy_config_get then reads (the stand-in copies both); a null value
+ * removes the entry. There are none until set, and eddy_test_reset removes
+ * them all. A function that reads an entry once keeps what it read: set
+ * the entries before its first call. */
+static inline void eddy_test_set_config(const char *name, eddy_bytes_t value)
+{
+	size_t nn = strlen(name);
+	eddy__kv_t **pe = eddy__kv_find(&eddy__native.config, name, nn), *e = *pe;
+	if (!value.ptr) {
+		if (e) {
+			*pe = e->next;
+			free(e->key);
+			free(e->val);
+			free(e);
+		}
+		return;
+	}
+	if (!e) {
+		e = (eddy__kv_t *)calloc(1, sizeof *e);
+		if (!e)
+			abort();
+		e->key = eddy__dup(name, nn);
+		e->klen = nn;
+		*pe = e;
+	} else {
+		free(e->val);
+	}
+	e->val = eddy__dup(value.ptr, value.len);
+	e->vlen = value.len;
 }
 
 /* eddy_test_set_current_time sets what eddy_current_time answers for domain

@@ -9,7 +9,8 @@
 #   2. tests/module.c, which uses the whole API, compiled to Wasm
 #      freestanding and (when wasi-libc is installed) with wasi-libc, with
 #      warnings as errors, checking the freestanding module's imports (and
-#      that built without its timer calls it imports no timer function).
+#      that built without its timer calls it imports no timer function, and
+#      without its config reads no config_get).
 #
 # Usage: sdk/c/test.sh
 set -euo pipefail
@@ -47,8 +48,9 @@ echo "ok   freestanding builds: $(wc -c <"$tmp/free.wasm") and $(wc -c <"$tmp/fr
 if command -v wasm-objdump >/dev/null; then
 	imports() { wasm-objdump -x -j Import "$1" | grep -o '<- [a-z_0-9.]*' | sort | tr '\n' ' '; }
 	have=$(imports "$tmp/free.wasm")
-	want="<- eddy.counter_add <- eddy.error <- eddy.log <- eddy.state_delete <- eddy.state_get <- eddy.state_put "
-	want+="<- eddy.time_now <- eddy.timer_delete <- eddy.timer_set "
+	base="<- eddy.counter_add <- eddy.error <- eddy.log <- eddy.state_delete <- eddy.state_get <- eddy.state_put "
+	timers="<- eddy.time_now <- eddy.timer_delete <- eddy.timer_set "
+	want="<- eddy.config_get $base$timers"
 	if [ "$have" != "$want" ]; then
 		echo "FAIL freestanding imports: $have"
 		exit 1
@@ -56,12 +58,20 @@ if command -v wasm-objdump >/dev/null; then
 	echo "ok   freestanding imports: $have"
 	clang-19 --target=wasm32 -nostdlib -Wl,--no-entry "${wflags[@]}" -DNO_TIMERS -o "$tmp/free-notimers.wasm" module.c
 	have=$(imports "$tmp/free-notimers.wasm")
-	want="<- eddy.counter_add <- eddy.error <- eddy.log <- eddy.state_delete <- eddy.state_get <- eddy.state_put "
+	want="<- eddy.config_get $base"
 	if [ "$have" != "$want" ]; then
 		echo "FAIL imports without timer calls: $have"
 		exit 1
 	fi
 	echo "ok   imports without timer calls: $have"
+	clang-19 --target=wasm32 -nostdlib -Wl,--no-entry "${wflags[@]}" -DNO_CONFIG -o "$tmp/free-noconfig.wasm" module.c
+	have=$(imports "$tmp/free-noconfig.wasm")
+	want="$base$timers"
+	if [ "$have" != "$want" ]; then
+		echo "FAIL imports without config reads: $have"
+		exit 1
+	fi
+	echo "ok   imports without config reads: $have"
 fi
 if [ -d /usr/lib/wasm32-wasi ] || [ -d /usr/share/wasi-sysroot ]; then
 	clang-19 --target=wasm32-wasi -mexec-model=reactor "${wflags[@]}" -o "$tmp/wasi.wasm" module.c

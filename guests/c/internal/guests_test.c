@@ -257,6 +257,66 @@ static void test(void)
 		CHECK(one("v").code == EDDY_STATE);
 		eddy_test_reset();
 	}
+#elif defined(GUEST_prefix)
+	{
+		/* The records of conformance's reference case, the first with a
+		 * header. */
+		eddy_header_t h = {eddy_cstr("h"), eddy_cstr("1")};
+		eddy_record_t in[3] = {
+			{.key = eddy_cstr("k"), .value = eddy_cstr("v"), .timestamp = 3, .headers = &h, .headers_len = 1},
+			{.value = EDDY_NULL, .timestamp = 4},
+			{.value = eddy_cstr("ünï"), .timestamp = 5},
+		};
+		eddy_test_result_t res[3];
+
+		/* Without the entry: records unchanged. */
+		eddy_test_reset();
+		eddy_test_set_config("other", eddy_cstr("x"));
+		CHECK(eddy_test_process(in, 3, res) == 0);
+		CHECK(value_is(res[0], "v") && eddy_bytes_equal_cstr(res[0].records[0].key, "k"));
+		CHECK(res[0].records[0].timestamp == 3 && res[0].records[0].headers_len == 1);
+		CHECK(res[1].code == EDDY_OK && res[1].records_len == 1 && res[1].records[0].value.ptr == NULL);
+		CHECK(value_is(res[2], "ünï"));
+		/* Read once: an entry set later does not reach this instance. */
+		eddy_test_set_config("prefix", eddy_cstr("p-"));
+		CHECK(value_is(one("v"), "v"));
+
+		/* A new instance (the guest's statics as they start) reads it. */
+		prefix_read = false;
+		CHECK(eddy_test_process(in, 3, res) == 0);
+		CHECK(value_is(res[0], "p-v") && eddy_bytes_equal_cstr(res[0].records[0].key, "k"));
+		CHECK(res[0].records[0].timestamp == 3 && res[0].records[0].headers_len == 1 &&
+		      eddy_bytes_equal_cstr(res[0].records[0].headers[0].name, "h") &&
+		      eddy_bytes_equal_cstr(res[0].records[0].headers[0].value, "1"));
+		CHECK(value_is(res[1], "p-") && res[1].records[0].key.ptr == NULL && res[1].records[0].timestamp == 4);
+		CHECK(value_is(res[2], "p-ünï") && res[2].records[0].timestamp == 5);
+		CHECK(value_is(one(""), "p-"));
+		/* The copy outlives the SDK's buffer, which the next read reuses. */
+		eddy_test_set_config("prefix", eddy_cstr("q-"));
+		eddy_bytes_t q;
+		CHECK(eddy_config_get("prefix", &q) && eddy_bytes_equal_cstr(q, "q-"));
+		CHECK(value_is(one("v"), "p-v"));
+
+		/* An empty entry: records unchanged, a null value stays null. */
+		eddy_free((void *)prefix.ptr);
+		prefix = EDDY_NULL;
+		prefix_read = false;
+		eddy_test_set_config("prefix", eddy_bytes("", 0));
+		CHECK(value_is(one("v"), "v"));
+		eddy_test_result_t r = one(NULL);
+		CHECK(r.code == EDDY_OK && r.records_len == 1 && r.records[0].value.ptr == NULL);
+
+		/* A long prefix of bytes. */
+		static uint8_t dashes[5002];
+		memset(dashes, '-', 5000);
+		memcpy(dashes + 5000, "\xff", 2);
+		prefix_read = false;
+		eddy_test_set_config("prefix", eddy_bytes(dashes, 5000));
+		r = one("\xff");
+		CHECK(r.code == EDDY_OK && r.records[0].value.len == 5001 &&
+		      memcmp(r.records[0].value.ptr, dashes, 5001) == 0);
+		eddy_test_reset();
+	}
 #elif defined(GUEST_stats)
 	{
 		eddy_mp_writer_t w = {0};

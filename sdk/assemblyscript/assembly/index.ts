@@ -37,6 +37,13 @@
 // a timer that fires is handed to the onTimer handler, which returns
 // records as a flatMap does (timers.ts).
 //
+// # Configuration
+//
+// config(name) returns the value of an entry of the step's configuration
+// (config: in the pipeline file), or null without it; configText(name)
+// decodes it as text (config.ts). Entries do not change while an instance
+// lives: read one once and keep it.
+//
 // # Errors
 //
 // A handler fails one record, never the batch, by returning what reject,
@@ -89,6 +96,7 @@ export {
 export { Code, reject, badInput, fail, failState, failTimer } from "./errors";
 export { Level, log, count, StateStatus, stateGet, stateStatus, statePut, stateDelete } from "./host";
 export { TimeDomain, Timer, NO_TIME, setTimer, deleteTimer, currentTime } from "./timers";
+export { config, configText } from "./config";
 export { SDK_VERSION } from "./dispatch";
 
 /** Returns the UTF-8 bytes of s, in a new array. */

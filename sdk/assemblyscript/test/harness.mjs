@@ -29,8 +29,8 @@ export async function compile(name) {
 
 /**
  * A host for one instance: stubs of the eddy imports that record what the
- * guest did, a keyed-state map (or none, or a failing one), and the timers
- * set (with the same modes).
+ * guest did, a keyed-state map (or none, or a failing one), the timers
+ * set (with the same modes), and the step's configuration.
  */
 export class Host {
   constructor() {
@@ -43,6 +43,8 @@ export class Host {
     this.timers = new Set(); // "hexkey/domain/time"
     this.timerMode = "ok";   // "ok", "none" (-2), "fail" (-3)
     this.now = [-(2n ** 63n), -(2n ** 63n)]; // time_now of domains 0 and 1
+    this.config = new Map(); // entry name -> Uint8Array: what config_get answers
+    this.configGets = 0;
     this.instance = null;
   }
 
@@ -92,6 +94,13 @@ export class Host {
         time_now: (domain) => {
           if (this.timerMode !== "ok" || (domain !== 0 && domain !== 1)) return -(2n ** 63n);
           return this.now[domain];
+        },
+        config_get: (np, nl, vp, vcap) => {
+          this.configGets++;
+          const v = this.config.get(this.text(np, nl));
+          if (v === undefined) return -1;
+          if (v.length <= vcap) this.mem().set(v, vp);
+          return v.length;
         },
         counter_add: (np, nl, delta) => {
           const name = this.text(np, nl);

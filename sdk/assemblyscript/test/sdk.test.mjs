@@ -51,12 +51,13 @@ test("exports and imports", async () => {
   for (const imp of WebAssembly.Module.imports(g.module)) assert.equal(imp.module, "eddy", `import ${imp.module}.${imp.name}`);
   const none = await instantiate("none");
   assert.deepEqual(WebAssembly.Module.imports(none.module).map((i) => i.name).sort(), ["error", "log"]); // log: the abort handler
-  // A module imports the timer calls only if it uses them.
+  // A module imports the timer calls, and config_get, only if it uses them.
   const names = (m) => WebAssembly.Module.imports(m.module).map((i) => i.name).sort();
   assert.deepEqual(names(g), ["counter_add", "error", "log", "state_get", "state_put"]);
   assert.deepEqual(names(await instantiate("timers")), [
     "error", "log", "state_get", "time_now", "timer_delete", "timer_set",
   ]);
+  assert.deepEqual(names(await instantiate("config")), ["config_get", "error", "log"]);
 });
 
 test("worked example of ABI.md section 9", async () => {
@@ -405,6 +406,42 @@ test("timers: setTimer, deleteTimer and currentTime call the host", async () => 
     [STATE, "eddy: timer refused by the host"],
     [STATE, "eddy: keyed state storage failed"],
   ]);
+});
+
+test("configuration: config and configText", async () => {
+  const host = new Host();
+  const g = await instantiate("config", host);
+  const values = (names) => g.call("eddy_process", names.map((n) => rec("k", n))).map((r) => outRecords(r)[0][1]);
+  // No configuration: every entry is absent.
+  assert.deepEqual(values(["prefix", "text:prefix", ""]), [null, null, null]);
+  assert.equal(host.configGets, 3);
+
+  const long = "x".repeat(1000); // over the first buffer: asks again
+  const exact = "y".repeat(256); // the first buffer's size
+  host.config.set("prefix", b("p-"));
+  host.config.set("empty", b(""));
+  host.config.set("long", b(long));
+  host.config.set("exact", b(exact));
+  host.config.set("naïve", b("ünï"));
+  host.config.set("bytes", Uint8Array.from([0xff, 0x00, 0x41]));
+  host.configGets = 0;
+  assert.deepEqual(values(["prefix", "empty", "long", "exact", "naïve", "missing", "Prefix"]),
+    ["p-", "", long, exact, "ünï", null, null]);
+  assert.equal(host.configGets, 8, "one ask each, two for the long value");
+  const [raw] = g.call("eddy_process", [rec("k", "bytes")]);
+  assert.deepEqual([...raw[1][0][1]], [0xff, 0x00, 0x41]); // values are bytes
+  assert.deepEqual(values(["text:prefix", "text:empty", "text:naïve", "text:long", "text:missing"]),
+    ["[p-]", "[]", "[ünï]", `[${long}]`, null]);
+  // The key, timestamp and headers of the record stay.
+  const [full] = g.call("eddy_process", [rec("key", "prefix", 7, [["h", b("v")]])]);
+  assert.deepEqual(outRecords(full), [["key", "p-", null, [["h", "v"]]]]);
+
+  // A value the function keeps is its own: it survives calls (and the
+  // collector between them), and a later configuration does not change it.
+  host.config.set("keep", b("first"));
+  assert.deepEqual(values(["kept"]), ["first"]);
+  host.config.set("keep", b("second"));
+  for (let i = 0; i < 3; i++) assert.deepEqual(values(["kept", "long", "keep"]), ["first", long, "second"]);
 });
 
 test("eddy_timer: timers in, records out", async () => {

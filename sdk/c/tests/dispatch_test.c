@@ -971,6 +971,76 @@ static void test_state(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Configuration */
+
+/* config_map puts the config entry "prefix", read for every record, before
+ * the value; without it the record passes unchanged. */
+static int config_map(const eddy_record_t *in, eddy_record_t *out)
+{
+	eddy_bytes_t p;
+	if (!eddy_config_get("prefix", &p))
+		return EDDY_OK;
+	uint8_t *v = eddy_scratch(p.len + in->value.len);
+	memcpy(v, p.ptr, p.len);
+	if (in->value.len)
+		memcpy(v + p.len, in->value.ptr, in->value.len);
+	out->value = eddy_bytes(v, p.len + in->value.len);
+	return EDDY_OK;
+}
+
+static const eddy_module_t mod_config = {.map = config_map};
+
+static void test_config(void)
+{
+	eddy_test_reset();
+	/* No configuration: every entry is absent, a null value. */
+	eddy_bytes_t v = eddy_cstr("old");
+	CHECK(!eddy_config_get("prefix", &v) && v.ptr == NULL && v.len == 0);
+
+	static uint8_t long_value[1000], exact[256];
+	memset(long_value, 'x', sizeof long_value);
+	memset(exact, 'y', sizeof exact);
+	eddy_test_set_config("prefix", eddy_cstr("p-"));
+	eddy_test_set_config("empty", eddy_bytes("", 0));
+	eddy_test_set_config("exact", eddy_bytes(exact, sizeof exact)); /* the first buffer's size */
+	eddy_test_set_config("naïve", eddy_bytes("\xff\x00", 2));       /* values are bytes */
+	CHECK(eddy_config_get("prefix", &v) && bytes_is(v, "p-"));
+	CHECK(eddy_config_get("empty", &v) && v.ptr != NULL && v.len == 0); /* found, empty */
+	CHECK(eddy_config_get("exact", &v) && v.len == sizeof exact && memcmp(v.ptr, exact, sizeof exact) == 0);
+	CHECK(eddy_config_get("naïve", &v) && v.len == 2 && memcmp(v.ptr, "\xff\x00", 2) == 0);
+	CHECK(!eddy_config_get("missing", &v) && v.ptr == NULL);
+	CHECK(!eddy_config_get("Prefix", &v) && !eddy_config_get("", &v));
+	/* A value over the buffer: it grows and asks again. */
+	eddy_test_set_config("long", eddy_bytes(long_value, sizeof long_value));
+	CHECK(eddy_config_get("long", &v) && v.len == sizeof long_value);
+	CHECK(memcmp(v.ptr, long_value, sizeof long_value) == 0);
+	CHECK(eddy__config.cap >= sizeof long_value);
+	/* Setting an entry again replaces it; a null value removes it. */
+	eddy_test_set_config("prefix", eddy_cstr("q-"));
+	CHECK(eddy_config_get("prefix", &v) && bytes_is(v, "q-"));
+	eddy_test_set_config("empty", EDDY_NULL);
+	CHECK(!eddy_config_get("empty", &v));
+	eddy_test_set_config("never-set", EDDY_NULL);
+
+	/* Through the envelopes: handlers read entries at any time. */
+	result_t res[2];
+	env_reset();
+	eddy_mp_write_array(&env, 2);
+	put_record(&env, "k", "v", 3, 0, NULL);
+	put_record(&env, NULL, NULL, 4, 0, NULL);
+	CHECK(call(&mod_config, "eddy_process") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 2) == 2);
+	CHECK(bytes_is(res[0].recs[0].value, "q-v") && bytes_is(res[1].recs[0].value, "q-"));
+
+	/* eddy_test_reset removes every entry. */
+	eddy_test_reset();
+	CHECK(!eddy_config_get("prefix", &v) && !eddy_config_get("long", &v));
+	CHECK(call(&mod_config, "eddy_process") == 0);
+	CHECK(decode_results(out, out_len, BODY_RECORDS, res, 2) == 2);
+	CHECK(bytes_is(res[0].recs[0].value, "v") && res[1].recs[0].value.ptr == NULL);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Timers */
 
 /* touch_timer moves the record key's event-time timer to its timestamp +
@@ -1329,6 +1399,7 @@ int main(void)
 	test_general_decoding();
 	test_large_batches();
 	test_state();
+	test_config();
 	test_timers();
 	test_format();
 	test_scratch();

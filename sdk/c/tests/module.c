@@ -3,7 +3,8 @@
  * compiles it freestanding and with wasi-libc to check that eddy.h builds
  * without warnings in both modes, and that a freestanding module imports
  * nothing but the host functions it calls: built with -DNO_TIMERS, it calls
- * no timer function and must import none.
+ * no timer function and must import none; built with -DNO_CONFIG, it reads
+ * no configuration and must not import config_get.
  */
 #include "eddy.h"
 
@@ -30,6 +31,11 @@ static int map(const eddy_record_t *in, eddy_record_t *out)
 	memcpy((uint8_t *)out->value.ptr, in->value.ptr, in->value.len);
 	if (in->value.len == 1)
 		eddy_record_to_output(out, "one");
+#ifndef NO_CONFIG
+	eddy_bytes_t suffix;
+	if (eddy_config_get("suffix", &suffix) && suffix.len)
+		out->value = suffix;
+#endif
 #ifndef NO_TIMERS
 	if (eddy_current_time(EDDY_EVENT_TIME) != EDDY_NO_TIME &&
 	    (rc = eddy_delete_timer(in->key, EDDY_EVENT_TIME, in->timestamp)))

@@ -27,6 +27,8 @@ mod imp {
         fn import_timer_delete(kptr: *const u8, klen: u32, domain: i32, time: i64) -> i32;
         #[link_name = "time_now"]
         fn import_time_now(domain: i32) -> i64;
+        #[link_name = "config_get"]
+        fn import_config_get(nptr: *const u8, nlen: u32, vptr: *mut u8, vcap: u32) -> i32;
     }
 
     pub fn log(level: i32, msg: &str) {
@@ -65,6 +67,11 @@ mod imp {
     pub fn time_now(domain: i32) -> i64 {
         unsafe { import_time_now(domain) }
     }
+
+    /// Safety: `vptr` must be writable for `vcap` bytes.
+    pub unsafe fn config_get(name: &str, vptr: *mut u8, vcap: usize) -> i32 {
+        import_config_get(name.as_ptr(), name.len() as u32, vptr, vcap as u32)
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -95,6 +102,8 @@ pub(crate) mod imp {
         pub timers: BTreeSet<(Vec<u8>, i32, i64)>,
         /// What `time_now` answers for domains 0 and 1.
         pub now: [i64; 2],
+        /// The step's config entries (empty: no configuration).
+        pub config: BTreeMap<String, Vec<u8>>,
     }
 
     thread_local! {
@@ -106,6 +115,7 @@ pub(crate) mod imp {
             last_error: None,
             timers: BTreeSet::new(),
             now: [i64::MIN; 2],
+            config: BTreeMap::new(),
         });
     }
 
@@ -206,6 +216,19 @@ pub(crate) mod imp {
                 (StateMode::Absent, _) => i64::MIN,
                 (_, 0) | (_, 1) => n.now[domain as usize],
                 _ => i64::MIN,
+            }
+        })
+    }
+
+    /// Safety: `vptr` must be writable for `vcap` bytes.
+    pub unsafe fn config_get(name: &str, vptr: *mut u8, vcap: usize) -> i32 {
+        NATIVE.with(|n| match n.borrow().config.get(name) {
+            None => -1,
+            Some(v) => {
+                if v.len() <= vcap {
+                    std::ptr::copy_nonoverlapping(v.as_ptr(), vptr, v.len());
+                }
+                v.len() as i32
             }
         })
     }

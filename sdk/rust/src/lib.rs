@@ -82,8 +82,10 @@
 //!
 //! [`log()`] and [`log!`] write to the host's log, [`count`] adds to a
 //! metric, [`state`] reads and writes keyed state, and [`set_timer`],
-//! [`delete_timer`] and [`current_time`] handle timers ([`timer`](mod@timer)).
-//! In native builds they use in-memory stand-ins that [`testing`] inspects.
+//! [`delete_timer`] and [`current_time`] handle timers ([`timer`](mod@timer)),
+//! and [`config()`] and [`config_into`] read the step's configuration
+//! ([`config`](mod@config)). In native builds they use in-memory stand-ins
+//! that [`testing`] inspects and presets.
 //!
 //! # Concurrency
 //!
@@ -110,6 +112,13 @@ pub mod timer;
 pub use error::{code, Error, Result};
 pub use record::{Emitter, Header, HeaderIter, Headers, OwnedRecord, Record, HEADER_OUTPUT};
 pub use timer::{current_time, delete_timer, set_timer, TimeDomain, Timer, NO_TIME};
+
+// Declared after the others: with rustc 1.63, a module declared before them
+// changes the bytes of guests that do not use it (testdata/rust), one
+// declared last does not.
+pub mod config;
+
+pub use config::{config, config_into};
 
 /// What the manifest reports in its `sdk` key.
 pub const SDK_VERSION: &str = "rust/0.1.0";

@@ -23,8 +23,8 @@
 //! # }
 //! ```
 //!
-//! Keyed state, timers, counters and the log are in-memory stand-ins for
-//! the host's, kept per thread. A [`Guest`] holds a process-wide lock while it lives,
+//! Keyed state, timers, the step's configuration, counters and the log are
+//! in-memory stand-ins for the host's, kept per thread. A [`Guest`] holds a process-wide lock while it lives,
 //! because a module's handlers and the SDK's buffers are single-threaded,
 //! like a Wasm instance: tests that use it run one at a time.
 
@@ -209,9 +209,8 @@ fn decode_process(out: &[u8], in_ts: impl Fn(usize) -> i64) -> Result<Vec<Outcom
 impl Guest {
     /// A harness for the module whose calls `call` answers (what
     /// `export!` generates). It resets this thread's stand-in state
-    /// (absent), timers and current times (unknown), counters and log, and
-    /// holds a process-wide lock until it
-    /// is dropped.
+    /// (absent), timers and current times (unknown), configuration (none),
+    /// counters and log, and holds a process-wide lock until it is dropped.
     pub fn new(call: CallFn) -> Guest {
         let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         NATIVE.with(|n| {
@@ -223,6 +222,7 @@ impl Guest {
             n.last_error = None;
             n.timers.clear();
             n.now = [crate::NO_TIME; 2];
+            n.config.clear();
         });
         Guest { call, _lock: lock }
     }
@@ -440,6 +440,22 @@ impl Guest {
     /// step without timers does.
     pub fn set_current_time(&mut self, domain: TimeDomain, now: i64) {
         NATIVE.with(|n| n.borrow_mut().now[domain as usize] = now);
+    }
+
+    /// Sets the step's configuration: the entries that
+    /// [`config`](crate::config()) reads, replacing any set before (an
+    /// empty slice: no configuration, as initially).
+    ///
+    /// The handlers that `export!` makes live as long as the test program:
+    /// every `Guest` of a module drives the same handlers, like one
+    /// instance. A handler that reads an entry once (when it is made, or on
+    /// its first record) keeps what it read, so set the configuration before
+    /// the module's first call, or test the handler's type directly (make
+    /// one after `set_config` and call its trait method).
+    pub fn set_config(&mut self, entries: &[(&str, &[u8])]) {
+        NATIVE.with(|n| {
+            n.borrow_mut().config = entries.iter().map(|(k, v)| ((*k).to_owned(), v.to_vec())).collect();
+        });
     }
 
     /// The value of the counter called `name` (0 if never added to).

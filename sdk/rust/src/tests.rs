@@ -694,6 +694,67 @@ fn timer_host_calls() {
     assert_eq!(res[0].as_ref().unwrap_err().code, code::STATE);
 }
 
+// --- Configuration ---
+
+mod config_guest {
+    use crate::{Record, Result};
+
+    /// Keeps the records whose value is the config entry "keep", read for
+    /// every record.
+    pub fn keep(r: Record<'_>) -> Result<bool> {
+        Ok(crate::config("keep").as_deref() == r.value)
+    }
+
+    crate::export! { name: "configured", filter: keep }
+}
+
+#[test]
+fn config_entries() {
+    let mut g = config_guest::eddy_guest();
+    // No configuration: every entry is absent.
+    assert_eq!(crate::config("prefix"), None);
+    let mut buf = b"old".to_vec();
+    assert!(!crate::config_into("prefix", &mut buf));
+    assert!(buf.is_empty());
+
+    let long = vec![b'x'; 1000]; // over the first buffer: asks again
+    let exact = vec![b'y'; 256]; // the first buffer's size
+    g.set_config(&[("prefix", b"p-"), ("empty", b""), ("long", &long), ("exact", &exact), ("naïve", b"\xff\x00")]);
+    assert_eq!(crate::config("prefix"), Some(b"p-".to_vec()));
+    assert_eq!(crate::config("empty"), Some(vec![])); // present, empty
+    assert_eq!(crate::config("long"), Some(long.clone()));
+    assert_eq!(crate::config("naïve"), Some(b"\xff\x00".to_vec())); // values are bytes
+    assert_eq!(crate::config("missing"), None);
+    assert_eq!(crate::config("Prefix"), None);
+    assert_eq!(crate::config(""), None);
+    let mut buf = Vec::new();
+    assert!(crate::config_into("exact", &mut buf));
+    assert_eq!(buf, exact);
+    assert!(crate::config_into("long", &mut buf));
+    assert_eq!(buf, long);
+    let cap = buf.capacity();
+    assert!(crate::config_into("prefix", &mut buf));
+    assert_eq!((buf.as_slice(), buf.capacity()), (&b"p-"[..], cap)); // the buffer is reused
+    assert!(crate::config_into("empty", &mut buf));
+    assert!(buf.is_empty());
+
+    // Through the envelopes: any handler reads entries, at any time.
+    g.set_config(&[("keep", b"b")]);
+    assert_eq!(crate::config("prefix"), None); // replaced
+    let recs = [Record::new(None, Some(b"a")), Record::new(None, Some(b"b")), Record::new(None, None)];
+    let out = g.process(&recs).unwrap();
+    assert_eq!(out.iter().map(|o| o.as_ref().unwrap().len()).collect::<Vec<_>>(), [0, 1, 0]);
+    g.set_config(&[]);
+    let out = g.process(&recs).unwrap();
+    assert_eq!(out.iter().map(|o| o.as_ref().unwrap().len()).collect::<Vec<_>>(), [0, 0, 1]);
+
+    // A new harness starts without configuration.
+    g.set_config(&[("keep", b"a")]);
+    drop(g);
+    let _g = config_guest::eddy_guest();
+    assert_eq!(crate::config("keep"), None);
+}
+
 // --- Allocation budget ---
 
 mod counting {
