@@ -194,3 +194,27 @@ func FuzzSkip(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeTimers checks the eddy_timer envelope decoder on any bytes: no
+// panic, no count it cannot hold, and what it accepts encodes back to
+// timers that decode the same.
+func FuzzDecodeTimers(f *testing.F) {
+	f.Add(abi.AppendTimers(nil, []abi.Timer{{Key: []byte("k"), Time: 5}, {Key: []byte{}, Time: -1, Domain: abi.ProcessingTime}}))
+	f.Add([]byte{0xdd, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0x91, 0x93, 0xc4, 0x00, 0x01, 0x07})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ts, err := abi.DecodeTimers(b, nil)
+		if err != nil {
+			return
+		}
+		again, err := abi.DecodeTimers(abi.AppendTimers(nil, ts), nil)
+		if err != nil || len(again) != len(ts) {
+			t.Fatalf("%+v encodes to timers that decode as %+v (%v)", ts, again, err)
+		}
+		for i := range ts {
+			if !bytes.Equal(ts[i].Key, again[i].Key) || ts[i].Time != again[i].Time || ts[i].Domain != again[i].Domain {
+				t.Fatalf("timer %d: %+v, then %+v", i, ts[i], again[i])
+			}
+		}
+	})
+}
