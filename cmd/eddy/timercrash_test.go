@@ -108,6 +108,7 @@ batch_size: 100
 		killMidJob(node, adm, "out", time.Duration(50+rng2.IntN(600))*time.Millisecond)
 		t.Logf("SIGKILL %d: %d committed alerts so far", kill+1, committed(brokers, "out"))
 	}
+	old := memberIDs(brokers, "tcrash")
 	node := start(data)
 	behind := func() int64 {
 		ends, err := kadm.NewClient(adm).ListEndOffsets(context.Background(), "in")
@@ -127,6 +128,9 @@ batch_size: 100
 	}
 	await.Until(t, 100*time.Millisecond, func() bool { return behind() == 0 },
 		func() string { return fmt.Sprintf("the group is %d records behind the input's end", behind()) })
+	// The killed nodes may have committed everything already: the last
+	// one is stopped once it has joined (and handles signals).
+	awaitJoined(t, brokers, "tcrash", old)
 	stopCleanly(t, node, "the last node")
 
 	byPart := map[int32][]abi.Record{}
