@@ -65,12 +65,20 @@ type outcome []string
 // describes each input's outputs or failure. A call-level failure (trap,
 // timeout, ...) of any record is returned as an error.
 func processOutcome(s *suite, inst *runtime.Instance, recs []abi.Record, size int) (outcome, error) {
-	res := make(outcome, len(recs))
+	return callOutcome(len(recs), size, func(lo, hi int, out *runtime.Output) error { return inst.Process(s.ctx, recs[lo:hi], out) },
+		func(i int) string { return fmt.Sprintf("record %d (%s)", i, preview(recs[i].Value)) })
+}
+
+// callOutcome makes the calls of n items in batches of size (call runs
+// items [lo, hi) into out) and describes each item's outputs or failure;
+// a call-level failure of an item (named by what) is returned as an error.
+func callOutcome(n, size int, call func(lo, hi int, out *runtime.Output) error, what func(i int) string) (outcome, error) {
+	res := make(outcome, n)
 	var out runtime.Output
-	for lo := 0; lo < len(recs) || lo == 0; lo += max(size, 1) {
-		hi := min(lo+size, len(recs))
+	for lo := 0; lo < n || lo == 0; lo += max(size, 1) {
+		hi := min(lo+size, n)
 		out.Reset()
-		if err := inst.Process(s.ctx, recs[lo:hi], &out); err != nil {
+		if err := call(lo, hi, &out); err != nil {
 			return nil, err
 		}
 		for j, r := range out.Records {
@@ -78,7 +86,7 @@ func processOutcome(s *suite, inst *runtime.Instance, recs []abi.Record, size in
 		}
 		for _, e := range out.Failed {
 			if runtime.IsCallFailure(e) {
-				return nil, fmt.Errorf("record %d (%s): %w", lo+e.Index, preview(recs[lo+e.Index].Value), e)
+				return nil, fmt.Errorf("%s: %w", what(lo+e.Index), e)
 			}
 			res[lo+e.Index] = "error " + strconv.Itoa(int(e.Code))
 		}

@@ -23,31 +23,8 @@ func timerList(m *runtime.MemoryTimers) []string {
 // timerOutcome fires timers in batches of size and describes each timer's
 // outputs or failure, as processOutcome does for records.
 func timerOutcome(s *suite, inst *runtime.Instance, ts []abi.Timer, size int) (outcome, error) {
-	res := make(outcome, len(ts))
-	var out runtime.Output
-	for lo := 0; lo < len(ts) || lo == 0; lo += max(size, 1) {
-		hi := min(lo+size, len(ts))
-		out.Reset()
-		if err := inst.Timer(s.ctx, ts[lo:hi], &out); err != nil {
-			return nil, err
-		}
-		for j, r := range out.Records {
-			res[lo+int(out.From[j])] += describe(&r) + ";"
-		}
-		for _, e := range out.Failed {
-			if runtime.IsCallFailure(e) {
-				return nil, fmt.Errorf("timer %d (key %s at %d): %w", lo+e.Index, preview(ts[lo+e.Index].Key), ts[lo+e.Index].Time, e)
-			}
-			res[lo+e.Index] = "error " + strconv.Itoa(int(e.Code))
-		}
-		if size == 0 {
-			if len(out.Records) != 0 || len(out.Failed) != 0 {
-				return nil, errorf("empty batch: got %d records and %d failures, want none", len(out.Records), len(out.Failed))
-			}
-			break
-		}
-	}
-	return res, nil
+	return callOutcome(len(ts), size, func(lo, hi int, out *runtime.Output) error { return inst.Timer(s.ctx, ts[lo:hi], out) },
+		func(i int) string { return fmt.Sprintf("timer %d (key %s at %d)", i, preview(ts[i].Key), ts[i].Time) })
 }
 
 // timerBatchSizes fires timers the function did not set — null, empty and

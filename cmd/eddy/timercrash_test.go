@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
@@ -121,22 +120,7 @@ batch_size: 100
 	}
 	old := memberIDs(brokers, "tcrash")
 	node := start(data)
-	behind := func() int64 {
-		ends, err := kadm.NewClient(adm).ListEndOffsets(context.Background(), "in")
-		if err != nil {
-			return -1
-		}
-		offs, err := kadm.NewClient(adm).FetchOffsets(context.Background(), "tcrash")
-		if err != nil {
-			return -1
-		}
-		var n int64
-		ends.Each(func(e kadm.ListedOffset) {
-			o, _ := offs.Lookup("in", e.Partition)
-			n += e.Offset - max(o.At, 0)
-		})
-		return n
-	}
+	behind := func() int64 { return groupBehind(adm, "tcrash", "in") }
 	await.Until(t, 100*time.Millisecond, func() bool { return behind() == 0 },
 		func() string { return fmt.Sprintf("the group is %d records behind the input's end", behind()) })
 	// The killed nodes may have committed everything already: the last

@@ -105,22 +105,7 @@ batch_size: 100
 	node := start(data)
 	// Done when the group has committed the end of the input: every
 	// record is processed (and, under at_least_once, checkpointed).
-	behind := func() int64 {
-		ends, err := kadm.NewClient(adm).ListEndOffsets(context.Background(), "in")
-		if err != nil {
-			return -1
-		}
-		offs, err := kadm.NewClient(adm).FetchOffsets(context.Background(), "wcrash")
-		if err != nil {
-			return -1
-		}
-		var n int64
-		ends.Each(func(e kadm.ListedOffset) {
-			o, _ := offs.Lookup("in", e.Partition)
-			n += e.Offset - max(o.At, 0)
-		})
-		return n
-	}
+	behind := func() int64 { return groupBehind(adm, "wcrash", "in") }
 	await.Until(t, 100*time.Millisecond, func() bool { return behind() == 0 },
 		func() string { return fmt.Sprintf("the group is %d records behind the input's end", behind()) })
 	awaitJoined(t, brokers, "wcrash", old)
@@ -178,4 +163,23 @@ batch_size: 100
 	if wrong > 0 || len(got) != len(want) || (delivery == host.ExactlyOnce && dups > 0) {
 		t.Fatalf("%d results wrong or missing, %d windows emitted more than once, results for %d windows of %d", wrong, dups, len(got), len(want))
 	}
+}
+
+// groupBehind is how many records of topic the group has not committed
+// (-1 when it cannot tell).
+func groupBehind(cl *kgo.Client, group, topic string) int64 {
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		return -1
+	}
+	offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), group)
+	if err != nil {
+		return -1
+	}
+	var n int64
+	ends.Each(func(e kadm.ListedOffset) {
+		o, _ := offs.Lookup(topic, e.Partition)
+		n += e.Offset - max(o.At, 0)
+	})
+	return n
 }

@@ -3,6 +3,7 @@ package eddy
 import (
 	"errors"
 	"math"
+	"strconv"
 
 	"github.com/eddy-streams/eddy/sdk/go/internal/msgpack"
 )
@@ -94,6 +95,9 @@ func (g *guest) timers(in []byte) *callError {
 	n, err := g.count(in)
 	if n < 0 {
 		return badEnvelope(err)
+	}
+	if n > len(in)/4 { // a timer takes at least 4 bytes: the count is not allocated blindly
+		return badEnvelope(errors.New("malformed input envelope: " + strconv.Itoa(n) + " timers in " + strconv.Itoa(len(in)) + " bytes"))
 	}
 	if cap(g.fired) < n {
 		g.fired = make([]Timer, n)
