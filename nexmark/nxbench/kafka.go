@@ -416,7 +416,7 @@ func inputsOf(p *host.Pipeline) loadSpec {
 		if st.Stream != "" {
 			reads[st.Stream] = true
 		}
-		s.ends = s.ends || st.Window != nil
+		s.ends = s.ends || st.Window != nil || st.Timed()
 	}
 	for _, t := range eventTopics {
 		if reads[t] {

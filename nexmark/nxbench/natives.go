@@ -18,6 +18,17 @@ import (
 // benchmark. They read nexmark's flat JSON events by scanning the members
 // they need, as the guests do.
 func Natives() map[string]func() runtime.Native {
+	all := map[string]func() runtime.Native{}
+	for _, m := range []map[string]func() runtime.Native{windowNatives(), statelessNatives(), reportNatives(), auctionNatives()} {
+		for n, f := range m {
+			all[n] = f
+		}
+	}
+	return all
+}
+
+// windowNatives are the functions of windowQueries.
+func windowNatives() map[string]func() runtime.Native {
 	return map[string]func() runtime.Native{
 		"passthrough": func() runtime.Native {
 			return runtime.Native{Process: func(r *abi.Record, emit func(abi.Record)) error { emit(*r); return nil }}

@@ -41,7 +41,21 @@ type Query struct {
 }
 
 // Queries are the implemented queries, by name.
-var Queries = map[string]Query{
+var Queries = merged(windowQueries, statelessQueries, reportQueries, auctionQueries)
+
+// merged returns the union of ms (their names do not overlap).
+func merged(ms ...map[string]Query) map[string]Query {
+	all := map[string]Query{}
+	for _, m := range ms {
+		for n, q := range m {
+			all[n] = q
+		}
+	}
+	return all
+}
+
+// windowQueries are q0–q3, q5, q7, q8, q11 and q12.
+var windowQueries = map[string]Query{
 	"q0": {Name: "q0", Sources: []string{TopicPersons, TopicAuctions, TopicBids},
 		Steps: func(fn func(string) string) string {
 			return fmt.Sprintf("  - {name: pass, kind: map, function: %s}\n", fn("passthrough"))
