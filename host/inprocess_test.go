@@ -110,12 +110,18 @@ batch_size: 64
 // both are closed when the test ends.
 func startInProcess(t testing.TB, p *host.Pipeline, parts int32) *host.InProcess {
 	t.Helper()
+	return startInProcessWith(t, p, parts, nil)
+}
+
+// startInProcessWith is startInProcess with native functions.
+func startInProcessWith(t testing.TB, p *host.Pipeline, parts int32, natives map[string]func() runtime.Native) *host.InProcess {
+	t.Helper()
 	eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close(context.Background()) })
-	ip, err := host.NewInProcess(context.Background(), p, host.NodeConfig{Engine: eng, DataDir: t.TempDir()}, parts)
+	ip, err := host.NewInProcess(context.Background(), p, host.NodeConfig{Engine: eng, DataDir: t.TempDir(), Natives: natives}, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -604,6 +604,13 @@ func (p *taskPorts) Segment(s int, in []abi.Record, src []int32) int {
 	if tm == nil {
 		return len(in)
 	}
+	if p.t.inst(s).Native() {
+		// A native runs each record as a call of its own, whose timer
+		// changes apply at once: the check of a whole call (arm) cannot
+		// refuse a record after the ones before it took effect.
+		tm.arm(false, 0)
+		return 1
+	}
 	input := p.inputOf(tm, src)
 	next := tm.next[abi.EventTime]
 	if !tm.known {

@@ -106,19 +106,24 @@ func quietInput(seed uint64, n int) []abi.Record {
 // records: the alerts must equal the record-by-record reference whatever
 // the batch size — the executor runs a batch in segments so that a timer
 // due before a record fires before the function sees it.
+//
+// The same runs with nativeTimeout, the guest's logic as a native function
+// (runtime.Native.OnTimer), which the host runs one record per call.
 func TestTimersInProcess(t *testing.T) {
-	fn, _ := filepath.Abs("../testdata/go/timeout.wasm")
+	wasm, _ := filepath.Abs("../testdata/go/timeout.wasm")
 	for _, c := range []struct {
+		fn    string
 		seed  uint64
 		batch int
-	}{{1, 1}, {1, 7}, {1, 64}, {1, 700}, {2, 200}, {3, 50}, {4, 500}} {
-		seed, batch := c.seed, c.batch
+	}{{wasm, 1, 1}, {wasm, 1, 7}, {wasm, 1, 64}, {wasm, 1, 700}, {wasm, 2, 200}, {wasm, 3, 50}, {wasm, 4, 500},
+		{"native:timeout", 1, 1}, {"native:timeout", 2, 200}, {"native:timeout", 4, 500}} {
+		fn, seed, batch := c.fn, c.seed, c.batch
 		recs := quietInput(seed, 3000)
 		want := quietReference(recs)
 		if len(want) < 100 {
 			t.Fatalf("the input makes %d alerts: too few to test", len(want))
 		}
-		t.Run(fmt.Sprintf("seed=%d/batch=%d", seed, batch), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/seed=%d/batch=%d", filepath.Base(fn), seed, batch), func(t *testing.T) {
 			p := loadPipeline(t, fmt.Sprintf(`name: quiet
 source: {topics: [in]}
 steps:
@@ -128,7 +133,7 @@ delivery: exactly_once
 batch_size: %d
 `, fn, batch))
 			ctx := context.Background()
-			ip := startInProcess(t, p, 1)
+			ip := startInProcessWith(t, p, 1, map[string]func() runtime.Native{"timeout": nativeTimeout})
 			var got []quietAlert
 			ip.Out = func(topic string, r abi.Record, _ time.Time) {
 				if topic != "out" {
@@ -173,6 +178,53 @@ batch_size: %d
 				t.Errorf("%d records dead-lettered", st.DeadLettered)
 			}
 		})
+	}
+}
+
+// nativeTimeout is guests/go/timeout as a native function: each record
+// moves its key's event-time timer to a second after it; a firing that
+// matches the key's last activity emits an alert.
+func nativeTimeout() runtime.Native {
+	const gap = 1000
+	last := func(st runtime.State, key []byte) (int64, bool, error) {
+		v, ok, err := st.Get(key)
+		if err != nil || !ok {
+			return 0, false, err
+		}
+		at, err := strconv.ParseInt(string(v), 10, 64)
+		return at, true, err
+	}
+	return runtime.Native{
+		ProcessState: func(st runtime.State, r *abi.Record, _ func(abi.Record)) error {
+			ts, ok := st.(runtime.TimerState)
+			if !ok {
+				return errors.New("no timers")
+			}
+			prev, had, err := last(st, r.Key)
+			if err != nil {
+				return err
+			}
+			if had {
+				if err := ts.DeleteTimer(r.Key, abi.EventTime, prev+gap); err != nil {
+					return err
+				}
+			}
+			if err := st.Put(r.Key, strconv.AppendInt(nil, r.Timestamp, 10)); err != nil {
+				return err
+			}
+			return ts.SetTimer(r.Key, abi.EventTime, r.Timestamp+gap)
+		},
+		OnTimer: func(st runtime.State, tm abi.Timer, emit func(abi.Record)) error {
+			at, ok, err := last(st, tm.Key)
+			if err != nil || !ok || at+gap != tm.Time || tm.Domain != abi.EventTime {
+				return err
+			}
+			if err := st.Delete(tm.Key); err != nil {
+				return err
+			}
+			emit(abi.Record{Key: tm.Key, Value: strconv.AppendInt(nil, at, 10), Timestamp: tm.Time})
+			return nil
+		},
 	}
 }
 

@@ -22,7 +22,8 @@ import (
 //
 //   - process: Process (or ProcessState);
 //   - aggregate: all of AggInit, AggAdd, AggMerge and AggResult;
-//   - join: Join; key: Key; timestamp: Timestamp.
+//   - join: Join; key: Key; timestamp: Timestamp;
+//   - timer: OnTimer (with ProcessState, whose step has timers).
 //
 // # Arguments and results
 //
@@ -98,6 +99,37 @@ type Native struct {
 	// Timestamp returns a record's event time in milliseconds since the Unix
 	// epoch, UTC.
 	Timestamp func(rec *abi.Record) (int64, error)
+
+	// OnTimer is eddy_timer: it is called for each timer of the step that
+	// fires, in time order, with the instance's store and emits what the
+	// firing makes, as ProcessState does for a record. The Timestamp of an
+	// emitted record is used as it is (set it to t.Time for the timer's
+	// time). When the instance has a timer service (Instance.SetTimers),
+	// st — in OnTimer and in ProcessState — is also a TimerState, through
+	// which the function sets and deletes timers; a timer the firing sets
+	// fires at the next firing, never within this one. A native with timers
+	// runs one record per call (the host cuts its batches), so that the
+	// timers a record sets fire before the next record as in ABI.md "When
+	// timers fire".
+	OnTimer func(st State, t abi.Timer, emit func(abi.Record)) error
+}
+
+// TimerState is the State a native's ProcessState and OnTimer get when
+// the instance has a timer service: the timer host calls of ABI.md
+// "Timers". SetTimer fails the record (or firing) with cause timer_limit
+// past the service's limits, as timer_set fails a guest's call; an error
+// it returns must be returned by the native (or the native goes on without
+// the timer).
+type TimerState interface {
+	State
+	// SetTimer sets a timer for key at time at (ms since the Unix epoch)
+	// in domain d; setting one that exists keeps one.
+	SetTimer(key []byte, d abi.TimeDomain, at int64) error
+	// DeleteTimer deletes the timer, if it exists.
+	DeleteTimer(key []byte, d abi.TimeDomain, at int64) error
+	// Now is the step's current time in d: its watermark (event time;
+	// math.MinInt64 before any) or the node's clock (processing time).
+	Now(d abi.TimeDomain) int64
 }
 
 // kinds returns the kinds n implements, in abi.Kinds order, or an error for
@@ -126,7 +158,7 @@ func (n *Native) kinds() ([]abi.Kind, error) {
 	for _, k := range []struct {
 		set  bool
 		kind abi.Kind
-	}{{n.Join != nil, abi.KindJoin}, {n.Key != nil, abi.KindKey}, {n.Timestamp != nil, abi.KindTimestamp}} {
+	}{{n.Join != nil, abi.KindJoin}, {n.Key != nil, abi.KindKey}, {n.Timestamp != nil, abi.KindTimestamp}, {n.OnTimer != nil, abi.KindTimer}} {
 		if k.set {
 			ks = append(ks, k.kind)
 		}
@@ -293,54 +325,77 @@ func (i *Instance) nativeCtx(ctx context.Context, kind abi.Kind) error {
 
 // processNative is Process for a native.
 func (i *Instance) processNative(ctx context.Context, in []abi.Record, out *Output) error {
-	if err := i.nativeCtx(ctx, abi.KindProcess); err != nil {
+	n := i.nat
+	if n.Process != nil {
+		return i.eachNative(ctx, abi.KindProcess, len(in), out, false, func(_ State, j int) error {
+			return n.Process(&in[j], i.emit)
+		})
+	}
+	return i.eachNative(ctx, abi.KindProcess, len(in), out, true, func(st State, j int) error {
+		return n.ProcessState(st, &in[j], i.emit)
+	})
+}
+
+// timerNative is Timer for a native: OnTimer for each timer that fired.
+func (i *Instance) timerNative(ctx context.Context, fired []abi.Timer, out *Output) error {
+	return i.eachNative(ctx, abi.KindTimer, len(fired), out, true, func(st State, j int) error {
+		return i.nat.OnTimer(st, fired[j], i.emit)
+	})
+}
+
+// eachNative calls call for items 0..n-1 of a native call of kind, the
+// outputs of item j coming From j. A failed item's outputs are dropped
+// and it goes to out.Failed. With state, each item is a call of its own:
+// its state writes and timer changes apply unless it panics or breaks the
+// limits (state.go), as a guest call's do. The error is the store's: it
+// fails the batch.
+func (i *Instance) eachNative(ctx context.Context, kind abi.Kind, n int, out *Output, state bool, call func(st State, j int) error) error {
+	if err := i.nativeCtx(ctx, kind); err != nil {
 		return err
 	}
-	n := i.nat
 	nr, nf, na := len(out.Records), len(out.From), len(out.arena)
-	// rollback drops what record j emitted before it failed.
+	// rollback drops what item j emitted before it failed, and its
+	// changes.
 	rollback := func() {
 		clear(out.Records[nr:])
 		out.Records, out.From, out.arena = out.Records[:nr], out.From[:nf], out.arena[:na]
+		if state {
+			i.beginState()
+		}
 	}
 	i.out = out
-	var st State // what ProcessState sees: nil without a store
-	if i.state != nil {
-		st = callState{i}
+	var st State
+	if state {
+		st = i.nativeState()
 	}
-	var stop error // a store error: it fails the batch
-	each(len(in), func(j int) {
+	var stop error
+	each(n, func(j int) {
 		if stop != nil {
 			return
 		}
 		nr, nf, na = len(out.Records), len(out.From), len(out.arena)
 		i.from = int32(j)
-		var err error
-		if n.Process != nil {
-			err = n.Process(&in[j], i.emit)
-		} else {
-			// Each record is a call of its own: its writes apply unless it
-			// panics or breaks the state limits (state.go).
+		if state {
 			i.limitErr = nil
 			i.beginState()
-			err = n.ProcessState(st, &in[j], i.emit)
+		}
+		err := call(st, j)
+		if state {
 			if i.limitErr != nil {
 				rollback()
-				i.writes.reset()
-				out.Failed = append(out.Failed, &Error{Function: i.fn.name, Kind: abi.KindProcess, Cause: CauseStateLimit,
+				out.Failed = append(out.Failed, &Error{Function: i.fn.name, Kind: kind, Cause: i.limitCause,
 					Index: j, Group: -1, Reason: i.limitErr.Error(), Err: i.limitErr})
 				return
 			}
-			stop = i.keepState(abi.KindProcess)
+			stop = i.keepState(kind)
 		}
 		if err != nil {
 			rollback()
-			out.Failed = append(out.Failed, i.nativeError(abi.KindProcess, -1, j, err))
+			out.Failed = append(out.Failed, i.nativeError(kind, -1, j, err))
 		}
 	}, func(j int, v any, stack []byte) {
 		rollback()
-		i.writes.reset()
-		out.Failed = append(out.Failed, i.nativePanic(abi.KindProcess, -1, j, v, stack))
+		out.Failed = append(out.Failed, i.nativePanic(kind, -1, j, v, stack))
 	})
 	i.out = nil
 	return stop

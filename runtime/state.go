@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 
 	"github.com/eddy-streams/eddy/abi"
 )
@@ -147,6 +149,15 @@ func (i *Instance) keepState(kind abi.Kind) error {
 	return nil
 }
 
+// nativeState returns the State a native's ProcessState and OnTimer see:
+// nil without a store.
+func (i *Instance) nativeState() State {
+	if i.state == nil {
+		return nil
+	}
+	return callState{i}
+}
+
 // callState is the State a native's ProcessState sees: the instance's
 // store behind the record's writes, which apply unless the record panics (a
 // native's trap) or breaks the limits, as a guest call's do.
@@ -180,3 +191,52 @@ func (c callState) Delete(key []byte) error {
 	}
 	return nil
 }
+
+// errNoTimers answers a native's timer call on an instance without a timer
+// service (its step has no timers).
+var errNoTimers = errors.New("the step has no timers (a map, filter or flat_map step with state: true has them)")
+
+// SetTimer implements TimerState, as timer_set: a key over the limit or a
+// timer past the service's limits fails the record (cause timer_limit).
+func (c callState) SetTimer(key []byte, d abi.TimeDomain, at int64) error {
+	i := c.i
+	switch {
+	case i.timers == nil:
+		return errNoTimers
+	case !d.Valid():
+		return fmt.Errorf("unknown time domain %d (0 event, 1 processing)", int32(d))
+	case i.limitErr != nil:
+		return i.limitErr
+	case len(key) > abi.MaxStateKey:
+		i.limitErr, i.limitCause = fmt.Errorf("timer_set: key of %d bytes is over the limit of %d bytes", len(key), abi.MaxStateKey), CauseTimerLimit
+		return i.limitErr
+	}
+	err := i.timers.Set(key, d, at)
+	if errors.Is(err, ErrTimerLimit) {
+		i.limitErr, i.limitCause = err, CauseTimerLimit
+	}
+	return err
+}
+
+// DeleteTimer implements TimerState.
+func (c callState) DeleteTimer(key []byte, d abi.TimeDomain, at int64) error {
+	switch {
+	case c.i.timers == nil:
+		return errNoTimers
+	case !d.Valid():
+		return fmt.Errorf("unknown time domain %d (0 event, 1 processing)", int32(d))
+	case len(key) > abi.MaxStateKey: // never set: nothing to delete
+		return nil
+	}
+	return c.i.timers.Delete(key, d, at)
+}
+
+// Now implements TimerState: math.MinInt64 without a timer service.
+func (c callState) Now(d abi.TimeDomain) int64 {
+	if c.i.timers == nil || !d.Valid() {
+		return math.MinInt64
+	}
+	return c.i.timers.Now(d)
+}
+
+var _ TimerState = callState{}

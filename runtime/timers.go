@@ -37,6 +37,10 @@ type Timers interface {
 // Has reports whether the instance's function implements kind k.
 func (i *Instance) Has(k abi.Kind) bool { return i.fn.manifest.Has(k) }
 
+// Native reports whether the instance runs a native function, which runs
+// one record per call in a step with timers (Native.OnTimer).
+func (i *Instance) Native() bool { return i.nat != nil }
+
 // ErrSplitCall is returned (wrapped) by a Timers service's Keep to refuse
 // a call that must run over fewer records: a timer it set is due before
 // the call's last record. The call's state writes and timer changes are
@@ -136,7 +140,7 @@ func (i *Instance) Timer(ctx context.Context, fired []abi.Timer, out *Output) er
 		return err
 	}
 	if i.nat != nil {
-		return fmt.Errorf("function %s: %w: timer (natives have no timers)", i.fn.name, ErrNoKind)
+		return i.timerNative(ctx, fired, out)
 	}
 	// The records the timers stand for: their timestamps are what a nil
 	// output timestamp inherits.
