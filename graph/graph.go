@@ -151,14 +151,41 @@ type Result struct {
 // side cur enters a join step on (join.Left unless first is a join's other
 // input). src[i] is the stage input record cur[i] descends from.
 func (e *Executor) Run(ctx context.Context, first int, side join.Side, cur []abi.Record, src []int32) (Result, error) {
+	return e.run(ctx, first, side, cur, src, false)
+}
+
+// RunAfter runs out, records step s made outside a run of its own (its
+// timers' firings on a tick, its windows' results at the end of the
+// input), through what follows step s as if s had just made them: its
+// named outputs, its taps, and the steps after it. src[i] is as for Run
+// (-1: no stage input record).
+func (e *Executor) RunAfter(ctx context.Context, s int, out []abi.Record, src []int32) (Result, error) {
+	return e.run(ctx, s, join.Left, out, src, true)
+}
+
+// run is Run, or, with after, RunAfter of step first.
+func (e *Executor) run(ctx context.Context, first int, side join.Side, cur []abi.Record, src []int32, after bool) (Result, error) {
 	var res Result
 	var graph *stepOutputs // steps that name their inputs
 	if e.ins != nil {
-		graph = newStepOutputs(e.stage, first, cur, src)
+		if after {
+			graph = newStepOutputs(e.stage, first, nil, nil) // no stage input
+		} else {
+			graph = newStepOutputs(e.stage, first, cur, src)
+		}
 	}
 	m := e.deps.Meter
 	for s := first; s < e.stage.To; s++ {
 		step := &e.steps[s]
+		if after && s == first {
+			// cur is step s's output already.
+			m.Enter(s, 0, 0)
+			if step.Part.Feeds != nil {
+				cur, src = e.feedParts(ctx, s, graph, nil, nil, cur, src)
+			}
+			e.deps.Collector.Tap(ctx, s, cur, src)
+			continue
+		}
 		prevOut := len(cur) // step s-1's output
 		if graph != nil {
 			if s > first {

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
-	"github.com/eddy-streams/eddy/join"
 	"github.com/eddy-streams/eddy/state"
 	"github.com/eddy-streams/eddy/windowing"
 )
@@ -292,7 +291,7 @@ func (ip *InProcess) Flush(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
-				if err := t.runSteps(ctx, nil, t.stage.Inputs[0], s+1, join.Left, results, t.resultSrc(len(results))); err != nil {
+				if err := t.runAfter(ctx, nil, s, results); err != nil {
 					return err
 				}
 			}

@@ -346,14 +346,29 @@ func (t *task) process(ctx context.Context, b *batch) error {
 // after their aggregate with it (b nil; InProcess, the driver, takes the
 // records).
 func (t *task) runSteps(ctx context.Context, b *batch, topic string, first int, side join.Side, cur []abi.Record, src []int32) error {
+	return t.runStage(ctx, b, topic, func() (graph.Result, error) { return t.exec.Run(ctx, first, side, cur, src) })
+}
+
+// runAfter is runSteps for recs, records step s made outside a batch's run
+// of its steps (timer firings on a tick or at the end of the input, window
+// results at the end of the input): they go through s's named outputs and
+// taps, then the steps after s (graph.Executor.RunAfter).
+func (t *task) runAfter(ctx context.Context, b *batch, s int, recs []abi.Record) error {
+	return t.runStage(ctx, b, t.stage.Inputs[0], func() (graph.Result, error) {
+		return t.exec.RunAfter(ctx, s, recs, t.resultSrc(len(recs)))
+	})
+}
+
+// runStage runs the stage's steps (run) and produces what comes out.
+func (t *task) runStage(ctx context.Context, b *batch, topic string, run func() (graph.Result, error)) error {
 	n := t.n
 	t.ports.b, t.ports.meter = b, stepMeter{}
 	defer func() { t.ports.b = nil }()
-	res, err := t.exec.Run(ctx, first, side, cur, src)
+	res, err := run()
 	if err != nil {
 		return err
 	}
-	cur, src = res.Out, res.Src
+	cur, src := res.Out, res.Src
 	shadowIn, shadowSrc := res.ShadowIn, res.ShadowSrc
 	feeds := n.feedsWindows(t.stage)
 	if !t.stage.Last && (n.p.Steps[t.stage.To].Kind == StepAggregate || n.p.Steps[t.stage.To].Kind == StepJoin) {

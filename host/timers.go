@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
-	"github.com/eddy-streams/eddy/join"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/windowing"
 )
@@ -700,7 +699,7 @@ func (t *task) fireTick(ctx context.Context, b *batch) error {
 		if len(recs) == 0 {
 			continue
 		}
-		if err := t.runStepsAfter(ctx, b, s, recs); err != nil {
+		if err := t.runAfter(ctx, b, s, recs); err != nil {
 			return err
 		}
 	}
@@ -731,19 +730,12 @@ func (t *task) flushTimers(ctx context.Context) error {
 			if tm.next[abi.EventTime] == math.MaxInt64 && len(recs) == 0 {
 				break
 			}
-			if err := t.runStepsAfter(ctx, nil, s, recs); err != nil {
+			if err := t.runAfter(ctx, nil, s, recs); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// runStepsAfter runs recs, what step s's timers made, through the steps
-// after s and produces what comes out, as window results go on after their
-// aggregate.
-func (t *task) runStepsAfter(ctx context.Context, b *batch, s int, recs []abi.Record) error {
-	return t.runSteps(ctx, b, t.stage.Inputs[0], s+1, join.Left, recs, t.resultSrc(len(recs)))
 }
 
 // planTick works out, after a batch, when the poll loop should next tick

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http/httptest"
 	"path/filepath"
@@ -575,4 +576,67 @@ func testEngine(t *testing.T) *runtime.Engine {
 	}
 	t.Cleanup(func() { eng.Close(context.Background()) })
 	return eng
+}
+
+// TestTimerOutputsRouted fires timers outside a batch's run (at the end of
+// the input, as on a tick): what a firing makes goes through the step's
+// named outputs and taps as a record's outputs do. The native emits two
+// records per firing, one to the named output "alerts" and one of the
+// step's own, which the step's tap and the sink both get.
+func TestTimerOutputsRouted(t *testing.T) {
+	p := loadPipeline(t, `name: routed
+source: {topics: [in]}
+steps:
+  - name: quiet
+    kind: filter
+    function: native:routed
+    state: true
+    outputs: [{name: alerts, to: alerts}]
+    to: taps
+sink: {topic: out}
+delivery: exactly_once
+`)
+	routed := func() runtime.Native {
+		n := nativeTimeout()
+		fire := n.OnTimer
+		n.OnTimer = func(st runtime.State, tm abi.Timer, emit func(abi.Record)) error {
+			return fire(st, tm, func(r abi.Record) {
+				emit(r)
+				r.Headers = []abi.Header{{Key: abi.HeaderOutput, Value: []byte("alerts")}}
+				emit(r)
+			})
+		}
+		return n
+	}
+	ctx := context.Background()
+	ip := startInProcessWith(t, p, 1, map[string]func() runtime.Native{"routed": routed})
+	got := map[string]int{}
+	ip.Out = func(topic string, r abi.Record, _ time.Time) {
+		got[topic]++
+		for _, h := range r.Headers {
+			if h.Key == abi.HeaderOutput {
+				t.Errorf("a record for %s still has the header %s", topic, h.Key)
+			}
+		}
+	}
+	recs := quietInput(1, 500)
+	if err := ip.Send(ctx, "in", recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := ip.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	inBatch := maps.Clone(got)
+	if err := ip.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := len(quietReference(recs))
+	if left := want - inBatch["out"]; left == 0 {
+		t.Fatalf("every alert fired within the batch (%d): the end of the input fires none", want)
+	}
+	for _, topic := range []string{"out", "alerts", "taps"} {
+		if got[topic] != want {
+			t.Errorf("%s got %d records, want %d (%d before the end of the input)", topic, got[topic], want, inBatch[topic])
+		}
+	}
 }
