@@ -18,7 +18,6 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
-	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // TestCrashTimersExactlyOnce runs the timeout guest (an event-time timer
@@ -28,18 +27,8 @@ import (
 // empty data directory, whose timers come from their changelog. Every
 // alert of the record-by-record reference of each partition must be in the
 // output once: no timer lost, none fired twice.
-//
-// Against Apache Kafka it runs with static members only: with dynamic
-// members it once lost 177 of 12,019 alerts near the end of the input
-// (docs/kafka.md, "Open: timer alerts missing under dynamic members"), not
-// yet understood; the embedded broker runs both.
 func TestCrashTimersExactlyOnce(t *testing.T) {
-	ms := []membership{staticMember, dynamicMember}
-	if testkafka.Real() {
-		t.Log("Apache Kafka: static members only (docs/kafka.md, \"Open: timer alerts missing under dynamic members\")")
-		ms = ms[:1]
-	}
-	forMemberships(t, crashTimers, ms...)
+	forMemberships(t, crashTimers, staticMember, dynamicMember)
 }
 
 // timerAlert is an alert of the timeout guest.
@@ -127,6 +116,7 @@ batch_size: 100
 	// one is stopped once it has joined (and handles signals).
 	awaitJoined(t, brokers, "tcrash", old)
 	stopCleanly(t, node, "the last node")
+	awaitSettled(t, brokers, "out")
 
 	byPart := map[int32][]abi.Record{}
 	host.Consume(context.Background(), brokers, "in", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, meta host.Meta) error {
@@ -134,10 +124,12 @@ batch_size: 100
 		return nil
 	})
 	want := map[timerAlert]int{}
+	partOf := map[timerAlert]int32{}
 	n := 0
-	for _, rs := range byPart {
+	for p, rs := range byPart {
 		for _, a := range timeoutReference(rs) {
 			want[a]++
+			partOf[a] = p
 			n++
 		}
 	}
@@ -168,6 +160,29 @@ batch_size: 100
 	slices.SortFunc(dup, order)
 	slices.SortFunc(extra, order)
 	t.Logf("%d alerts out, %d in the reference", out, n)
+	if len(missing) > 0 {
+		// Where the missing alerts are: per partition, how many, their
+		// firing times, and the partition's last record time.
+		type span struct {
+			n           int
+			first, last int64
+		}
+		byP := map[int32]*span{}
+		for _, a := range missing {
+			sp := byP[partOf[a]]
+			if sp == nil {
+				sp = &span{first: a.fire}
+				byP[partOf[a]] = sp
+			}
+			sp.n++
+			sp.last = a.fire
+		}
+		for p, sp := range byP {
+			rs := byPart[p]
+			t.Logf("partition %d: %d alerts missing, fired %d..%d; its records run %d..%d (%d records)",
+				p, sp.n, sp.first, sp.last, rs[0].Timestamp, rs[len(rs)-1].Timestamp, len(rs))
+		}
+	}
 	if len(missing)+len(dup)+len(extra) > 0 {
 		t.Fatalf("%d alerts missing (first %v), %d duplicated (first %v), %d unexpected (first %v)",
 			len(missing), head(missing), len(dup), head(dup), len(extra), head(extra))

@@ -114,6 +114,7 @@ batch_size: 100
 	node = start(data)
 	time.Sleep(50 * time.Millisecond)
 	stopCleanly(t, node, "a node stopped while starting")
+	awaitSettled(t, brokers, "out")
 	got := map[wk][][2]int{} // every result of each window, in order
 	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
 		var start int64
