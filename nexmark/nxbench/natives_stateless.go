@@ -138,7 +138,7 @@ func newQ10() runtime.Native {
 // {"key":K,"value":V}: {"auction","bidder","price","dateTime","value"}, V
 // as in the row (a string or null). A missing side emits nothing.
 func newQ13() runtime.Native {
-	var key []byte
+	var key, buf []byte
 	return runtime.Native{
 		Key: func(r *abi.Record) ([]byte, error) {
 			a, ok := intField(r.Value, "auction")
@@ -160,12 +160,13 @@ func newQ13() runtime.Native {
 			if v == nil || v[0] != '"' && string(v) != "null" {
 				return nil, runtime.BadInput(errors.New(`right: not a side input row: no string "value"`))
 			}
-			out := appendBidHead(nil, a, b, p)
+			out := appendBidHead(buf[:0], a, b, p)
 			out = append(out, `,"dateTime":`...)
 			out = strconv.AppendInt(out, t, 10)
 			out = append(out, `,"value":`...)
 			out = append(out, v...)
-			return append(out, '}'), nil
+			buf = append(out, '}')
+			return buf, nil
 		},
 	}
 }
