@@ -173,10 +173,36 @@ func newQ13() runtime.Native {
 
 // countC counts the 'c' characters of a raw JSON string once unescaped
 // (Flink's count_char(extra, 'c') counts UTF-16 units, which for an ASCII
-// letter is the same).
+// letter is the same), without unescaping it: the raw 'c' bytes, less the
+// hex digits of \u escapes, plus the escapes \u0063. Escapes are walked
+// in order, so that an escaped backslash is not taken for the start of
+// one.
 func countC(tok []byte) (int, error) {
-	s, err := unquote(tok)
-	return bytes.Count(s, []byte{'c'}), err
+	s := tok[1 : len(tok)-1]
+	n := bytes.Count(s, []byte{'c'})
+	for i := bytes.IndexByte(s, '\\'); i >= 0; {
+		switch {
+		case i+1 >= len(s):
+			return 0, errors.New("a string ends in a backslash")
+		case s[i+1] != 'u':
+			i += 2
+		case i+6 > len(s):
+			return 0, errors.New(`a string ends in a short \u escape`)
+		default:
+			hex := s[i+2 : i+6]
+			n -= bytes.Count(hex, []byte{'c'})
+			if string(hex) == "0063" {
+				n++
+			}
+			i += 6
+		}
+		j := bytes.IndexByte(s[min(i, len(s)):], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	return n, nil
 }
 
 // newQ14: a bid whose 0.908*price is strictly between 1,000,000 and

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"regexp"
+	"strings"
 	"testing"
 
 	eddy "github.com/eddy-streams/eddy/sdk/go"
@@ -105,6 +108,26 @@ func TestZeroAllocs(t *testing.T) {
 		addChannelID(r)
 		if n := testing.AllocsPerRun(100, func() { addChannelID(r) }); n != 0 {
 			t.Fatalf("%v allocations per record", n)
+		}
+	}
+}
+
+// TestChannelIDAgreesWithTheExpression compares channelID with the
+// regular expression (Go's regexp finds the leftmost match as Java's
+// does), on random URLs of the pieces that matter.
+func TestChannelIDAgreesWithTheExpression(t *testing.T) {
+	re := regexp.MustCompile(`(&|^)channel_id=([^&]*)`)
+	parts := []string{"channel_id=", "&", "x", "1", "?", "=", "channel_i", "\n"}
+	r := rand.New(rand.NewPCG(7, 8))
+	for n := range 5000 {
+		var url strings.Builder
+		for range n % 12 {
+			url.WriteString(parts[r.IntN(len(parts))])
+		}
+		got, ok := channelID([]byte(url.String()))
+		m := re.FindStringSubmatch(url.String())
+		if ok != (m != nil) || ok && string(got) != m[2] {
+			t.Fatalf("channelID(%q) = %q, %v; the expression finds %q", url.String(), got, ok, m)
 		}
 	}
 }
