@@ -345,6 +345,9 @@ func RunKafka(ctx context.Context, o Options, brokers []string) (*Report, error)
 	if err != nil {
 		return nil, fmt.Errorf("write the input: %w", err)
 	}
+	if err := loadSide(ctx, brokers, name+"-", o.Partitions, Queries[o.Query]); err != nil {
+		return nil, fmt.Errorf("write the side input: %w", err)
+	}
 	if err := host.CreateTopics(ctx, brokers, o.Partitions, p.Sink.Topic); err != nil {
 		return nil, fmt.Errorf("create the output topic: %w", err)
 	}
@@ -431,6 +434,31 @@ func inputsOf(p *host.Pipeline) loadSpec {
 		s.timed[t] = true
 	}
 	return s
+}
+
+// loadSide writes the query's side input (Query.Side), each topic behind
+// prefix and compacted, as a table's topic is. The node reads a global
+// table to its end before it starts, so the first event meets all of it.
+func loadSide(ctx context.Context, brokers []string, prefix string, partitions int32, q Query) error {
+	if q.Side == nil {
+		return nil
+	}
+	for t, recs := range q.Side() {
+		if err := host.CreateCompactedTopics(ctx, brokers, partitions, prefix+t); err != nil {
+			return err
+		}
+		next := 0
+		if _, err := host.Produce(ctx, brokers, prefix+t, func() (abi.Record, error) {
+			if next == len(recs) {
+				return abi.Record{}, io.EOF
+			}
+			next++
+			return recs[next-1], nil
+		}, nil); err != nil {
+			return fmt.Errorf("write %s: %w", prefix+t, err)
+		}
+	}
+	return nil
 }
 
 // rename gives the pipeline, its topics and so its consumer group the name

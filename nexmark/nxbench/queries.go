@@ -30,6 +30,9 @@ type Query struct {
 	// say for it (a .wasm path or native:NAME).
 	Steps  func(fn func(string) string) string
 	Tables string
+	// Side returns records, by topic, that the run writes before any event:
+	// a bounded side input that a table reads (q13). Nil for most queries.
+	Side func() map[string][]abi.Record
 	// Sources are the topics the pipeline reads.
 	Sources []string
 	// Check compares the pipeline's output with the reference computed from

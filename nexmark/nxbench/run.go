@@ -199,8 +199,15 @@ func RunInProcess(ctx context.Context, o Options) (*Report, error) {
 	for _, t := range q.Sources {
 		reads[t] = true
 	}
-	if q.Tables != "" {
-		reads[TopicPersons] = true
+	for _, t := range p.Tables {
+		reads[t.Topic] = true
+	}
+	if q.Side != nil {
+		for t, recs := range q.Side() {
+			if err := ip.Send(ctx, t, recs); err != nil {
+				return nil, fmt.Errorf("side input %s: %w", t, err)
+			}
+		}
 	}
 	byTopic := map[string][]abi.Record{}
 	var ms0, ms1 goruntime.MemStats
