@@ -1,9 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -123,13 +127,18 @@ func (ip *InProcess) Send(ctx context.Context, topic string, recs []abi.Record) 
 			if recs[i].Value == nil {
 				delete(g.m, string(recs[i].Key))
 			} else {
-				g.m[string(recs[i].Key)] = recs[i].Value
+				// A copy: the table keeps the value past the call, and
+				// the caller may reuse its buffers.
+				g.m[string(recs[i].Key)] = bytes.Clone(recs[i].Value)
 			}
 		}
 		g.mu.Unlock()
 		return nil
 	}
-	stage := n.stageIndex(topic)
+	stage := slices.IndexFunc(n.stages, func(st Stage) bool { return slices.Contains(st.Inputs, topic) })
+	if stage < 0 {
+		return fmt.Errorf("send: topic %s is not an input of pipeline %s (its inputs: %s)", topic, n.p.Name, strings.Join(n.inputs(), ", "))
+	}
 	byPart := make([][]*kgo.Record, n.parts)
 	// The records are not copied: tasks copy what they keep.
 	krs := make([]kgo.Record, len(recs))

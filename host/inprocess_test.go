@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +128,27 @@ func startInProcessWith(t testing.TB, p *host.Pipeline, parts int32, natives map
 	}
 	t.Cleanup(func() { ip.Close(context.Background()) })
 	return ip
+}
+
+// TestInProcessSendUnknownTopic: records sent to a topic the pipeline does
+// not read are refused with the pipeline's inputs named, not run as if
+// they came from its source.
+func TestInProcessSendUnknownTopic(t *testing.T) {
+	upper, _ := filepath.Abs("../testdata/go/upper.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: up
+source: {topics: [in]}
+steps:
+  - {name: up, kind: map, function: %s}
+sink: {topic: out}
+`, upper))
+	ip := startInProcess(t, p, 1)
+	outs := 0
+	ip.Out = func(string, abi.Record, time.Time) { outs++ }
+	err := ip.Send(context.Background(), "other", []abi.Record{{Key: []byte("k"), Value: []byte("v")}})
+	if err == nil || !strings.Contains(err.Error(), "topic other is not an input of pipeline up (its inputs: in)") {
+		t.Fatalf("send to a topic the pipeline does not read: %v", err)
+	}
+	if outs != 0 {
+		t.Fatalf("%d outputs of records sent to another topic", outs)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/eddy-streams/eddy/runtime"
@@ -47,5 +48,15 @@ func TestQueriesMatchTheReference(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestNamesInQueryOrder: the queries are listed by number, a variant
+// after its query.
+func TestNamesInQueryOrder(t *testing.T) {
+	ns := Names()
+	i5, i5c, i10 := slices.Index(ns, "q5"), slices.Index(ns, "q5-counts"), slices.Index(ns, "q10")
+	if ns[0] != "q0" || i5 < 0 || i5c != i5+1 || i10 < i5c {
+		t.Fatalf("queries out of order: %v", ns)
 	}
 }

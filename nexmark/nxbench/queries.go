@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/nexmark"
@@ -165,11 +166,16 @@ func Names() []string {
 	for n := range Queries {
 		ns = append(ns, n)
 	}
-	slices.SortFunc(ns, func(a, b string) int {
-		x, _ := strconv.Atoi(a[1:])
-		y, _ := strconv.Atoi(b[1:])
-		return cmp.Compare(x, y)
-	})
+	// By query number ("q5-counts" after "q5", before "q6"), then name.
+	num := func(n string) int {
+		d := strings.IndexFunc(n[1:], func(r rune) bool { return r < '0' || r > '9' })
+		if d < 0 {
+			d = len(n) - 1
+		}
+		x, _ := strconv.Atoi(n[1 : 1+d])
+		return x
+	}
+	slices.SortFunc(ns, func(a, b string) int { return cmp.Or(cmp.Compare(num(a), num(b)), cmp.Compare(a, b)) })
 	return ns
 }
 
