@@ -76,14 +76,16 @@ func (n *Node) Status() NodeStatus {
 	n.fnMu.Lock()
 	for i, s := range n.p.Steps {
 		ss := StepStatus{Name: s.Name, Kind: s.Kind}
-		for name, c := range s.Config {
+		cfg := s.Config
+		if lf := n.cur[i]; lf != nil {
+			ss.Version, ss.Digest = lf.version, lf.fn.Digest()
+			cfg = lf.config // the live version's (a deploy's, or the file's)
+		}
+		for name, c := range cfg {
 			if ss.Config == nil {
 				ss.Config = map[string]string{}
 			}
 			ss.Config[name] = c.String()
-		}
-		if lf := n.cur[i]; lf != nil {
-			ss.Version, ss.Digest = lf.version, lf.fn.Digest()
 		}
 		if lf := n.staged[i]; lf != nil {
 			ss.Staged = lf.version
@@ -177,7 +179,7 @@ func (a nodeAdmin) Deploy(ctx context.Context, req admin.DeployRequest) (registr
 		return registry.Event{}, err
 	}
 	ev, err := a.n.Deploy(ctx, Deployment{Step: req.Step, Module: req.Module, Note: req.Note, Shadow: req.Shadow,
-		Sample: req.Sample, Expect: req.Expect})
+		Sample: req.Sample, Expect: req.Expect, Config: req.Config})
 	return ev, adminError(err)
 }
 
@@ -212,7 +214,7 @@ func adminError(err error) error {
 		return err
 	}
 	status := map[string]int{"not_found": http.StatusNotFound, "conflict": http.StatusConflict,
-		"invalid_module": http.StatusUnprocessableEntity, "smoke_test_failed": http.StatusUnprocessableEntity}[de.Code]
+		"invalid_module": http.StatusUnprocessableEntity, "invalid_config": http.StatusUnprocessableEntity, "smoke_test_failed": http.StatusUnprocessableEntity}[de.Code]
 	if status == 0 {
 		status = http.StatusBadRequest
 	}

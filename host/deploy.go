@@ -18,7 +18,8 @@ import (
 // DeployError is a deploy, rollback, promotion or discard the node refused;
 // nothing changed. Code says why: not_found (no such step), invalid_module
 // (it does not compile, speaks another ABI, lacks an export the step needs,
-// or cannot be a shadow), smoke_test_failed, conflict (nothing to roll back
+// or cannot be a shadow), invalid_config (config over the limits, or a
+// secret this node cannot read), smoke_test_failed, conflict (nothing to roll back
 // to, no shadow, a concurrent event).
 type DeployError struct {
 	Code   string
@@ -42,6 +43,12 @@ type Deployment struct {
 	// Sample and Expect, JSON lines, are an optional smoke test: the module
 	// must turn Sample's records into exactly Expect's.
 	Sample, Expect []byte
+	// Config, if not nil, is the config the new version runs with instead
+	// of the live version's (registry.Event.Config): values, and where
+	// each node reads secrets from. The deploying node must be able to
+	// read them; a node that cannot keeps its current version and logs
+	// why.
+	Config map[string]registry.ConfigEntry
 }
 
 // kindFor is the export a step's function must have.
@@ -82,7 +89,24 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 			return registry.Event{}, deployErr("invalid_module", "%s", why)
 		}
 	}
-	fn, err := n.loadFunction(ctx, s, d.Module)
+	cfg := n.configs[s]
+	var err error
+	if d.Config != nil {
+		if cfg, err = n.eventConfig(s, d.Config); err != nil {
+			return registry.Event{}, deployErr("invalid_config", "step %s: %v", step.Name, err)
+		}
+	} else if n.reg != nil {
+		// The live version's config, which the new one carries on.
+		n.reg.view(func(st *registry.State) {
+			if live := st.Step(n.p.Name, step.Name).Live; live != nil {
+				cfg, err = n.eventConfig(s, live.Config)
+			}
+		})
+		if err != nil {
+			return registry.Event{}, deployErr("invalid_config", "step %s: the live version's config: %v", step.Name, err)
+		}
+	}
+	fn, err := n.loadFunction(ctx, s, d.Module, cfg)
 	if err != nil {
 		return registry.Event{}, deployErr("invalid_module", "%v", err)
 	}
@@ -108,7 +132,8 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 		action = registry.ActionShadow
 	}
 	return n.publish(ctx, d.Module, registry.Event{Pipeline: n.p.Name, Step: step.Name, Action: action,
-		Digest: registry.Digest(d.Module), Name: m.Name, FunctionVersion: m.Version, Size: len(d.Module), Note: d.Note})
+		Digest: registry.Digest(d.Module), Name: m.Name, FunctionVersion: m.Version, Size: len(d.Module), Note: d.Note,
+		Config: d.Config})
 }
 
 func kindName(s Step) string {

@@ -171,10 +171,14 @@ type Node struct {
 	checkpointing bool
 	// timeFns are the steps' time_function modules (nil where none).
 	timeFns []*runtime.Function
-	// configs are the steps' resolved config (ResolveConfig), secrets
-	// included: given to their functions, never logged.
-	configs []map[string][]byte
-	stages  []Stage
+	// configs are the steps' config of the pipeline file, resolved
+	// (ResolveConfig), secrets included: given to their functions, never
+	// logged. A deploy may carry other config for its version
+	// (versionConfig).
+	configs []versionConfig
+	// lookupEnv reads the environment variables secrets come from.
+	lookupEnv func(string) (string, bool)
+	stages    []Stage
 	// emits and folds say, per step, whether it is an aggregate that emits
 	// retractions or one that folds them (Pipeline.Retractions, retract.go).
 	emits, folds []bool
@@ -286,16 +290,17 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.stages = p.Stages()
 	n.emits, n.folds = p.Retractions()
 	n.metrics = newMetrics(n)
-	n.configs = make([]map[string][]byte, len(p.Steps))
-	lookup := cfg.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
+	n.configs = make([]versionConfig, len(p.Steps))
+	n.lookupEnv = cfg.LookupEnv
+	if n.lookupEnv == nil {
+		n.lookupEnv = os.LookupEnv
 	}
 	for i := range p.Steps {
-		var err error
-		if n.configs[i], err = p.ResolveConfig(i, lookup); err != nil {
+		vals, err := p.ResolveConfig(i, n.lookupEnv)
+		if err != nil {
 			return nil, err
 		}
+		n.configs[i] = versionConfig{entries: p.Steps[i].Config, values: vals, digest: p.ConfigDigest(i)}
 	}
 	load := func(i int, path string) (*runtime.Function, error) {
 		if path == "" {
@@ -305,7 +310,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return n.loadFunction(ctx, i, wasm)
+		return n.loadFunction(ctx, i, wasm, n.configs[i])
 	}
 	n.staged = make([]*liveFn, len(p.Steps))
 	n.shadowCur = make([]*liveFn, len(p.Steps))
@@ -323,7 +328,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		}
 		var lf *liveFn
 		if fn != nil {
-			lf = n.newLiveFn(i, fn, 0)
+			lf = n.newLiveFn(fn, 0, n.configs[i])
 		}
 		n.cur = append(n.cur, lf)
 		if err != nil {

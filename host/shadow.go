@@ -10,6 +10,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/graph"
 	"github.com/eddy-streams/eddy/registry"
+	"github.com/eddy-streams/eddy/runtime"
 )
 
 // A shadow deploy runs a new version of a stateless step beside the live
@@ -96,12 +97,16 @@ func (n *Node) onShadowEvent(s int, ev *registry.Event) {
 		}
 		var module []byte
 		n.reg.view(func(st *registry.State) { module, _ = st.Module(ev.Digest) })
-		fn, err := n.loadFunction(n.runCtx, s, module)
+		cfg, err := n.eventConfig(s, ev.Config)
+		var fn *runtime.Function
+		if err == nil {
+			fn, err = n.loadFunction(n.runCtx, s, module, cfg)
+		}
 		if err != nil {
 			n.log.Error("registry: cannot load the shadow", "step", ev.Step, "version", ev.Version, "error", err)
 			return
 		}
-		n.stageShadow(s, n.newLiveFn(s, fn, ev.Version))
+		n.stageShadow(s, n.newLiveFn(fn, ev.Version, cfg))
 		n.log.Info("shadow staged", "step", ev.Step, "version", ev.Version, "digest", registry.Short(ev.Digest),
 			"topic", ShadowTopic(n.p.Sink.Topic))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/eddy-streams/eddy/pipeline"
 	"github.com/eddy-streams/eddy/registry"
 	"github.com/eddy-streams/eddy/runtime"
 )
@@ -20,8 +21,11 @@ type liveFn struct {
 	fn      *runtime.Function
 	version int // its registry version; 0 is the pipeline file's module
 	// header is the value of the eddy.function.<step> header of the
-	// records it produces: "v<version> sha256:<digest>".
+	// records it produces: "v<version> sha256:<digest>[ config:<hash>]".
 	header []byte
+	// config is the config it runs with: its entries, never a secret's
+	// value (nil: none).
+	config map[string]pipeline.ConfigValue
 	// users counts task instances of fn; retired is set when a newer
 	// version replaces it. fn is closed when both say it is unused.
 	// Guarded by Node.fnMu.
@@ -29,15 +33,46 @@ type liveFn struct {
 	retired bool
 }
 
-// newLiveFn is version of step s's function fn. Its header names the
-// version and the module, and the step's config when it has one (a hash of
-// the values and of where secrets come from: ConfigDigest).
-func (n *Node) newLiveFn(s int, fn *runtime.Function, version int) *liveFn {
+// newLiveFn is version of a step's function fn, run with cfg. Its header
+// names the version and the module, and the config when there is one (a
+// hash of the values and of where secrets come from: ConfigDigestOf).
+func (n *Node) newLiveFn(fn *runtime.Function, version int, cfg versionConfig) *liveFn {
 	h := "v" + strconv.Itoa(version) + " sha256:" + fn.Digest()
-	if d := n.p.ConfigDigest(s); d != "" {
-		h += " config:" + d
+	if cfg.digest != "" {
+		h += " config:" + cfg.digest
 	}
-	return &liveFn{fn: fn, version: version, header: []byte(h)}
+	return &liveFn{fn: fn, version: version, header: []byte(h), config: cfg.entries}
+}
+
+// versionConfig is the config a version of a step's function runs with:
+// its entries (values, and where secrets come from), their values with the
+// secrets read, and the entries' digest for the version header.
+type versionConfig struct {
+	entries map[string]pipeline.ConfigValue
+	values  map[string][]byte
+	digest  string
+}
+
+// eventConfig is the config of the version ev makes live or shadow: the
+// pipeline file's when ev carries none (registry.Event.Config), else ev's,
+// its secrets read on this node. An error names the entry and where its
+// secret should have come from, never a value.
+func (n *Node) eventConfig(s int, cfg map[string]registry.ConfigEntry) (versionConfig, error) {
+	if cfg == nil {
+		return n.configs[s], nil
+	}
+	entries := make(map[string]pipeline.ConfigValue, len(cfg))
+	for name, c := range cfg {
+		entries[name] = pipeline.ConfigValue{Value: c.Value, Env: c.Env, File: c.File}
+	}
+	if err := pipeline.CheckConfig(entries); err != nil {
+		return versionConfig{}, err
+	}
+	vals, err := n.p.ResolveStepConfig(s, entries, n.lookupEnv)
+	if err != nil {
+		return versionConfig{}, err
+	}
+	return versionConfig{entries: entries, values: vals, digest: pipeline.ConfigDigestOf(entries)}, nil
 }
 
 // FunctionHeader is the header naming the version of step's function that
@@ -45,12 +80,12 @@ func (n *Node) newLiveFn(s int, fn *runtime.Function, version int) *liveFn {
 func FunctionHeader(step string) string { return "eddy.function." + step }
 
 // loadFunction compiles a module for step i with its limits (the step's,
-// else the pipeline's).
-func (n *Node) loadFunction(ctx context.Context, i int, wasm []byte) (*runtime.Function, error) {
+// else the pipeline's) and config cfg.
+func (n *Node) loadFunction(ctx context.Context, i int, wasm []byte, cfg versionConfig) (*runtime.Function, error) {
 	p := n.p
 	memory, timeout := p.FunctionLimits(i)
 	return n.cfg.Engine.Load(ctx, p.Steps[i].Name, wasm,
-		runtime.WithMemoryLimit(int(memory)), runtime.WithCallTimeout(timeout), runtime.WithConfig(n.configs[i]),
+		runtime.WithMemoryLimit(int(memory)), runtime.WithCallTimeout(timeout), runtime.WithConfig(cfg.values),
 		runtime.WithLogger(n.log.With("step", p.Steps[i].Name)))
 }
 
@@ -201,7 +236,11 @@ func (n *Node) useRegistry(ctx context.Context) error {
 			}
 		})
 		for k, live := range cands {
-			fn, err := n.loadFunction(ctx, i, modules[live.Digest])
+			cfg, err := n.eventConfig(i, live.Config)
+			var fn *runtime.Function
+			if err == nil {
+				fn, err = n.loadFunction(ctx, i, modules[live.Digest], cfg)
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -216,7 +255,7 @@ func (n *Node) useRegistry(ctx context.Context) error {
 			}
 			n.fnMu.Lock()
 			old := n.cur[i]
-			n.cur[i] = n.newLiveFn(i, fn, live.Version)
+			n.cur[i] = n.newLiveFn(fn, live.Version, cfg)
 			n.fnMu.Unlock()
 			if old != nil {
 				old.fn.Close(context.WithoutCancel(ctx))
@@ -253,7 +292,11 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 	}
 	var module []byte
 	n.reg.view(func(st *registry.State) { module, _ = st.Module(ev.Digest) })
-	fn, err := n.loadFunction(n.runCtx, s, module)
+	cfg, err := n.eventConfig(s, ev.Config)
+	var fn *runtime.Function
+	if err == nil {
+		fn, err = n.loadFunction(n.runCtx, s, module, cfg)
+	}
 	if err != nil {
 		n.stats.badVersions.Add(1)
 		n.log.Error("registry: cannot load the new version; keeping the current one", "step", ev.Step,
@@ -261,7 +304,7 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 		return
 	}
 	// Instances first, then staging: the swap never waits for them.
-	lf := n.newLiveFn(s, fn, ev.Version)
+	lf := n.newLiveFn(fn, ev.Version, cfg)
 	n.prepare(s, lf)
 	n.fnMu.Lock()
 	if old := n.staged[s]; old != nil {

@@ -31,7 +31,7 @@ func TestInstanceOfRetiredVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n.newLiveFn(0, fn, v)
+		return n.newLiveFn(fn, v, versionConfig{})
 	}
 	old, next := load(0), load(1)
 	defer next.fn.Close(ctx)

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,6 +23,9 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
+	eddypipeline "github.com/eddy-streams/eddy/pipeline"
+	"github.com/eddy-streams/eddy/registry"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -513,7 +517,7 @@ sink: {topic: out}
 	eng := testEngine(t)
 	n, err := host.NewNode(context.Background(), p, host.NodeConfig{Brokers: b.Brokers(), NodeID: "c1", Engine: eng, DataDir: t.TempDir(),
 		Logger:    slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		LookupEnv: func(k string) (string, bool) { return secret, k == "EDDY_TEST_PREFIX" }})
+		LookupEnv: func(k string) (string, bool) { return secret, k == "EDDY_TEST_PREFIX" }, UnsignedRegistry: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,6 +537,7 @@ sink: {topic: out}
 			t.Errorf("version header %q: want config:%s", h, p.ConfigDigest(0))
 		}
 	}
+	deployedConfig(t, n, b, fn, secret)
 	status, _ := json.Marshal(n.Status())
 	rec := httptest.NewRecorder()
 	n.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -545,13 +550,72 @@ sink: {topic: out}
 			t.Errorf("the secret is in the node's %s", what)
 		}
 	}
-	if !strings.Contains(string(status), `"prefix":"secret from environment variable EDDY_TEST_PREFIX"`) || !strings.Contains(string(status), `"note":"plain value"`) {
+	if !strings.Contains(string(status), `"prefix":"secret from environment variable EDDY_TEST_PREFIX"`) || !strings.Contains(string(status), `"other":"v2"`) {
 		t.Errorf("status shows the config as %s", status)
 	}
 	_, err = host.NewNode(context.Background(), p, host.NodeConfig{Brokers: b.Brokers(), NodeID: "c2", Engine: eng, DataDir: t.TempDir(),
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	if err == nil || !strings.Contains(err.Error(), "config prefix: environment variable EDDY_TEST_PREFIX is not set") {
 		t.Fatalf("a node without the secret's variable: %v", err)
+	}
+}
+
+// deployedConfig deploys the prefix module again with other config (a
+// value, then a secret again): the records the new versions make carry
+// their prefixes and their config's digest; a deploy whose secret the node
+// cannot read is refused; a deploy without config carries on the live
+// version's.
+func deployedConfig(t *testing.T, n *host.Node, b *testkafka.Broker, fn, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	module, err := os.ReadFile(fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 2
+	// expect sends records until one comes out with the prefix want (the
+	// swap happens at a transaction boundary) and checks its header.
+	expect := func(want string, entries map[string]eddypipeline.ConfigValue) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			produceAll(t, b.Brokers(), "in", []abi.Record{{Key: []byte("k"), Value: []byte("x")}})
+			sent++
+			var r abi.Record // the last output of key k
+			for _, o := range consumeAll(t, b, "out", sent, 2*time.Second) {
+				if string(o.Key) == "k" {
+					r = o
+				}
+			}
+			if string(r.Value) != want+"x" {
+				continue
+			}
+			if h := header(r, host.FunctionHeader("tag")); !strings.HasSuffix(h, " config:"+eddypipeline.ConfigDigestOf(entries)) {
+				t.Fatalf("version header %q: want config:%s", h, eddypipeline.ConfigDigestOf(entries))
+			}
+			return
+		}
+		t.Fatalf("no output with the prefix %q", want)
+	}
+	v2 := map[string]registry.ConfigEntry{"prefix": {Value: "v2:"}, "other": {Value: "v2"}}
+	if _, err := n.Deploy(ctx, host.Deployment{Step: "tag", Module: module, Config: v2}); err != nil {
+		t.Fatal(err)
+	}
+	expect("v2:", map[string]eddypipeline.ConfigValue{"prefix": {Value: "v2:"}, "other": {Value: "v2"}})
+	_, err = n.Deploy(ctx, host.Deployment{Step: "tag", Module: module, Config: map[string]registry.ConfigEntry{"prefix": {Env: "EDDY_NOT_SET"}}})
+	if de, ok := errors.AsType[*host.DeployError](err); !ok || de.Code != "invalid_config" || !strings.Contains(err.Error(), "environment variable EDDY_NOT_SET is not set") {
+		t.Fatalf("a deploy whose secret the node cannot read: %v", err)
+	}
+	v3 := map[string]registry.ConfigEntry{"prefix": {Env: "EDDY_TEST_PREFIX"}, "other": {Value: "v2"}}
+	if _, err := n.Deploy(ctx, host.Deployment{Step: "tag", Module: module, Config: v3}); err != nil {
+		t.Fatal(err)
+	}
+	v3Entries := map[string]eddypipeline.ConfigValue{"prefix": {Env: "EDDY_TEST_PREFIX"}, "other": {Value: "v2"}}
+	expect(secret, v3Entries)
+	// Without config: the live version's carries on.
+	ev, err := n.Deploy(ctx, host.Deployment{Step: "tag", Module: module, Note: "same config"})
+	if err != nil || !maps.Equal(ev.Config, v3) {
+		t.Fatalf("a deploy without config: %+v, %v", ev.Config, err)
 	}
 }
 

@@ -371,12 +371,19 @@ func (c ConfigValue) String() string {
 // names the entry and where its secret should have come from, never a
 // value.
 func (p *Pipeline) ResolveConfig(s int, getenv func(string) (string, bool)) (map[string][]byte, error) {
+	return p.ResolveStepConfig(s, p.Steps[s].Config, getenv)
+}
+
+// ResolveStepConfig is ResolveConfig of cfg, config for step s other than
+// the file's (a deploy's): files are read relative to the pipeline's
+// directory.
+func (p *Pipeline) ResolveStepConfig(s int, cfg map[string]ConfigValue, getenv func(string) (string, bool)) (map[string][]byte, error) {
 	step := &p.Steps[s]
-	if len(step.Config) == 0 {
+	if len(cfg) == 0 {
 		return nil, nil
 	}
-	out := make(map[string][]byte, len(step.Config))
-	for name, c := range step.Config {
+	out := make(map[string][]byte, len(cfg))
+	for name, c := range cfg {
 		var v []byte
 		switch {
 		case c.Env != "":
@@ -413,8 +420,10 @@ func (p *Pipeline) ResolveConfig(s int, getenv func(string) (string, bool)) (map
 // ConfigDigest is a short hash of step s's config as the pipeline file
 // writes it (values, and where secrets come from, not their values), for
 // the header that says which config produced a record; "" without config.
-func (p *Pipeline) ConfigDigest(s int) string {
-	cfg := p.Steps[s].Config
+func (p *Pipeline) ConfigDigest(s int) string { return ConfigDigestOf(p.Steps[s].Config) }
+
+// ConfigDigestOf is ConfigDigest of config entries cfg.
+func ConfigDigestOf(cfg map[string]ConfigValue) string {
 	if len(cfg) == 0 {
 		return ""
 	}
@@ -425,6 +434,39 @@ func (p *Pipeline) ConfigDigest(s int) string {
 		fmt.Fprintf(h, "%d:%s%d:%s%d:%s%d:%s", len(n), n, len(c.Value), c.Value, len(c.Env), c.Env, len(c.File), c.File)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// CheckConfig reports what is wrong with config entries (a deploy's, or a
+// step's in the file): their number, names and sizes, and entries that are
+// both a value and a secret.
+func CheckConfig(cfg map[string]ConfigValue) error {
+	var errs []error
+	checkConfig(cfg, func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config%s: %s", field, fmt.Sprintf(format, args...)))
+	})
+	return errors.Join(errs...)
+}
+
+// checkConfig calls bad for each problem of cfg, field being "" or
+// ".<entry name>".
+func checkConfig(cfg map[string]ConfigValue, bad func(field, format string, args ...any)) {
+	if len(cfg) > abi.MaxConfigEntries {
+		bad("", "at most %d entries, got %d", abi.MaxConfigEntries, len(cfg))
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg)) {
+		c := cfg[name]
+		switch {
+		case name == "" || len(name) > abi.MaxConfigName:
+			bad("", "entry names are 1 to %d bytes, got %d", abi.MaxConfigName, len(name))
+		case c.Env != "" && c.File != "":
+			bad("."+name, "give env or file, not both")
+		case c.Secret() && c.Value != "":
+			bad("."+name, "a value, or a secret from env or file, not both")
+		case len(c.Value) > abi.MaxConfigValue:
+			bad("."+name, "the value is over %d bytes", abi.MaxConfigValue)
+		}
+	}
 }
 
 // StepLimits are the limits of one step's function; a zero field keeps
@@ -986,22 +1028,7 @@ func (p *Pipeline) validate() error {
 			if s.Function == "" && s.Kind != StepBranch {
 				bad(f+".config", "step %s runs no function: config is a function's", s.Name)
 			}
-			if len(s.Config) > abi.MaxConfigEntries {
-				bad(f+".config", "at most %d entries, got %d", abi.MaxConfigEntries, len(s.Config))
-			}
-			for _, name := range slices.Sorted(maps.Keys(s.Config)) {
-				c := s.Config[name]
-				switch {
-				case name == "" || len(name) > abi.MaxConfigName:
-					bad(f+".config", "entry names are 1 to %d bytes, got %d", abi.MaxConfigName, len(name))
-				case c.Env != "" && c.File != "":
-					bad(f+".config."+name, "give env or file, not both")
-				case c.Secret() && c.Value != "":
-					bad(f+".config."+name, "a value, or a secret from env or file, not both")
-				case len(c.Value) > abi.MaxConfigValue:
-					bad(f+".config."+name, "the value is over %d bytes", abi.MaxConfigValue)
-				}
-			}
+			checkConfig(s.Config, func(field, format string, args ...any) { bad(f+".config"+field, format, args...) })
 		}
 		if l := s.Limits; l != nil {
 			switch {

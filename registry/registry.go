@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -123,10 +124,28 @@ type Event struct {
 	Note            string    `json:"note,omitempty"`
 	Time            time.Time `json:"time"`
 	Node            string    `json:"node,omitempty"`
+	// Config, on a deploy or a shadow, is the config the version runs
+	// with, replacing the step's: values, and where each node reads a
+	// secret from (an environment variable, a file), never a secret's
+	// value. An event without it carries on the config of the live
+	// version (the pipeline file's when none carried any); a rollback
+	// takes its target's, a promotion its shadow's. Readers fill it in so
+	// on every event of a step's history (State.applyEvent).
+	Config map[string]ConfigEntry `json:"config,omitempty"`
 	// ID makes the event's record key unique.
 	ID string `json:"id"`
 	// Sig is the event's signature (see [Sign]), "" if unsigned.
 	Sig string `json:"sig,omitempty"`
+}
+
+// ConfigEntry is one entry of a version's config: a value, or the
+// environment variable or file (on the nodes, relative to the pipeline
+// file's directory) a secret is read from. At most one is set, or none for
+// an empty value.
+type ConfigEntry struct {
+	Value string `json:"value,omitempty"`
+	Env   string `json:"env,omitempty"`
+	File  string `json:"file,omitempty"`
 }
 
 // Digest returns the hex sha256 of a module.
@@ -427,6 +446,19 @@ func (s *State) applyEvent(ev Event) (*Event, error) {
 	}
 	s.steps[k] = st
 	s.use(ev.Digest)
+	// The config the version runs with (Event.Config).
+	switch ev.Action {
+	case ActionDeploy, ActionShadow:
+		if ev.Config == nil && st.Live != nil {
+			ev.Config = st.Live.Config
+		}
+	case ActionRollback:
+		ev.Config = st.History[ev.Target-1].Config
+	case ActionPromote:
+		ev.Config = st.Shadow.Config
+	default:
+		ev.Config = nil
+	}
 	st.History = append(st.History, ev)
 	e := &st.History[len(st.History)-1]
 	switch ev.Action {
@@ -449,6 +481,12 @@ func (s *State) check(st *StepState, ev *Event) error {
 			return fmt.Errorf("module %s is not in the registry", Short(ev.Digest))
 		}
 		return nil
+	}
+	if ev.Config != nil && ev.Action != ActionDeploy && ev.Action != ActionShadow {
+		return fmt.Errorf("a %s carries no config", ev.Action)
+	}
+	if err := checkConfig(ev.Config); err != nil {
+		return err
 	}
 	switch ev.Action {
 	case ActionDeploy, ActionShadow:
@@ -655,6 +693,19 @@ func signature(ev Event, key []byte) []byte {
 		m.Write([]byte{':'})
 		m.Write([]byte(f))
 	}
+	if ev.Config != nil {
+		// Only events with config sign it: the signatures of earlier
+		// events stay valid.
+		m.Write([]byte("config"))
+		for _, name := range slices.Sorted(maps.Keys(ev.Config)) {
+			c := ev.Config[name]
+			for _, f := range []string{name, c.Value, c.Env, c.File} {
+				m.Write(strconv.AppendInt(n[:0], int64(len(f)), 10))
+				m.Write([]byte{':'})
+				m.Write([]byte(f))
+			}
+		}
+	}
 	return m.Sum(nil)
 }
 
@@ -692,4 +743,40 @@ func DecodeLocal(v []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%w: local copy entry of %d bytes", ErrMalformed, len(v))
 	}
 	return Record{Key: v[w : w+int(n)], Value: v[w+int(n):]}, nil
+}
+
+// The bounds of an event's config: those of a pipeline file's
+// (abi.MaxConfigEntries, MaxConfigName, MaxConfigValue; the registry's
+// tests check they agree; the registry does not import the ABI, which the
+// admin API's clients must not depend on), and of a secret's file path.
+const (
+	maxConfigEntries = 256
+	maxConfigName    = 256
+	maxConfigValue   = 64 << 10
+	maxConfigPath    = 4096
+)
+
+// checkConfig bounds an event's config as a pipeline file's is bounded and
+// refuses an entry that is more than one of a value and a secret.
+func checkConfig(cfg map[string]ConfigEntry) error {
+	if len(cfg) > maxConfigEntries {
+		return fmt.Errorf("config: at most %d entries, got %d", maxConfigEntries, len(cfg))
+	}
+	for name, c := range cfg {
+		set := 0
+		for _, f := range []string{c.Value, c.Env, c.File} {
+			if f != "" {
+				set++
+			}
+		}
+		switch {
+		case name == "" || len(name) > maxConfigName:
+			return fmt.Errorf("config: entry names are 1 to %d bytes, got %d", maxConfigName, len(name))
+		case set > 1:
+			return fmt.Errorf("config %s: a value, an env or a file, not more than one", name)
+		case len(c.Value) > maxConfigValue || len(c.Env) > maxConfigName || len(c.File) > maxConfigPath:
+			return fmt.Errorf("config %s: too long", name)
+		}
+	}
+	return nil
 }

@@ -2,9 +2,12 @@ package registry
 
 import (
 	"bytes"
+	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eddy-streams/eddy/abi"
 )
 
 // apply feeds records to s, failing the test on an error.
@@ -216,5 +219,68 @@ func TestResetHistory(t *testing.T) {
 	r, _ = EventRecord(&bad)
 	if evs := apply(t, s, r); len(evs) != 0 || len(s.Step("p", "s").History) != 1 {
 		t.Fatalf("step reset took effect: %+v", evs)
+	}
+}
+
+// TestVersionConfig: a deploy's config is its version's; a deploy without
+// one carries on the live version's, a rollback takes its target's, a
+// promotion its shadow's; the config is signed, and config that breaks the
+// limits, or on an event that cannot carry it, does not apply.
+func TestVersionConfig(t *testing.T) {
+	if maxConfigEntries != abi.MaxConfigEntries || maxConfigName != abi.MaxConfigName || maxConfigValue != abi.MaxConfigValue {
+		t.Fatal("the registry's config bounds are not the ABI's")
+	}
+	s := NewState()
+	m1, m2, m3 := []byte("module one"), []byte("module two"), []byte("module three")
+	c1 := map[string]ConfigEntry{"threshold": {Value: "10"}, "token": {Env: "TOKEN"}}
+	c3 := map[string]ConfigEntry{"threshold": {Value: "30"}}
+	e1 := deploy(t, s, m1, Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Config: c1})
+	e2 := deploy(t, s, m2, Event{Pipeline: "p", Step: "s", Action: ActionDeploy})
+	if !maps.Equal(e1.Config, c1) || !maps.Equal(e2.Config, c1) {
+		t.Fatalf("configs %v, %v; want %v for both (the second carries on the first's)", e1.Config, e2.Config, c1)
+	}
+	sh := deploy(t, s, m3, Event{Pipeline: "p", Step: "s", Action: ActionShadow, Config: c3})
+	pr, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionPromote}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := EventRecord(&pr)
+	apply(t, s, r)
+	if live := s.Step("p", "s").Live; !maps.Equal(sh.Config, c3) || !maps.Equal(live.Config, c3) {
+		t.Fatalf("shadow config %v, promoted %v; want %v", sh.Config, live.Config, c3)
+	}
+	rb, err := s.Next(Event{Pipeline: "p", Step: "s", Action: ActionRollback, Target: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ = EventRecord(&rb)
+	apply(t, s, r)
+	if live := s.Step("p", "s").Live; !maps.Equal(live.Config, c1) {
+		t.Fatalf("after a rollback to version 1: %v, want %v", live.Config, c1)
+	}
+
+	// Signed: changing the config breaks the signature.
+	key := []byte("0123456789abcdef0123456789abcdef")
+	ev := Event{Pipeline: "p", Step: "s", Action: ActionDeploy, Config: c1}
+	if err := Sign(&ev, key); err != nil {
+		t.Fatal(err)
+	}
+	if !Verify(ev, key) {
+		t.Fatal("a signed event with config does not verify")
+	}
+	ev.Config = c3
+	if Verify(ev, key) {
+		t.Fatal("an event whose config changed after signing verifies")
+	}
+
+	for _, bad := range []Event{
+		{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(m1), Config: map[string]ConfigEntry{"x": {Value: "v", Env: "E"}}},
+		{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(m1), Config: map[string]ConfigEntry{"": {Value: "v"}}},
+		{Pipeline: "p", Step: "s", Action: ActionDeploy, Digest: Digest(m1), Config: map[string]ConfigEntry{"x": {Value: strings.Repeat("v", 65<<10)}}},
+		{Pipeline: "p", Step: "s", Action: ActionRollback, Target: 1, Digest: Digest(m1), Config: c3},
+	} {
+		if _, err := s.Next(bad, nil); err == nil {
+			t.Errorf("event %s with config %d entries accepted", bad.Action, len(bad.Config))
+		}
 	}
 }

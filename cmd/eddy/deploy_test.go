@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,9 @@ func TestDeployRejections(t *testing.T) {
 		{"unknown step", args(ok, []string{"-p", "orders", "-s", "nope", "--token-file", f["token"]}), []string{"deploy rejected: not_found: no step orders/nope"}, true},
 		{"no step", args(ok, []string{"-p", "orders", "--token-file", f["token"]}), []string{`required flag(s) "step" not set`}, false},
 		{"no module", []string{"deploy", "-p", "orders", "-s", "enrich"}, []string{"accepts 1 arg(s), received 0"}, false},
+		{"config without a name", args(ok, step, []string{"--token-file", f["token"], "--config", "=5"}), []string{`--config "=5": want NAME=VALUE`}, false},
+		{"config-env without a variable", args(ok, step, []string{"--token-file", f["token"], "--config-env", "token="}), []string{"--config-env token: name the environment variable"}, false},
+		{"config entry twice", args(ok, step, []string{"--token-file", f["token"], "--config", "a=1", "--config-file", "a=f.txt"}), []string{"config entry a given twice"}, false},
 		{"no node", args([]string{"deploy", f["ok.wasm"], "--admin", "http://127.0.0.1:1", "--token", adminToken}, step), []string{"connection refused", "is a node's admin API listening at http://127.0.0.1:1?"}, false},
 	}
 	for _, tc := range tests {
@@ -135,5 +139,32 @@ func TestDeployRejections(t *testing.T) {
 	}
 	if steps, _ := b.Functions(context.Background(), ""); len(steps[0].History)+len(steps[1].History) != 0 {
 		t.Fatalf("a rejected deploy left events: %+v", steps)
+	}
+}
+
+// TestDeployCarriesConfig: the config flags of eddy deploy reach the
+// registry event whole (values, and the names of the variables and files
+// secrets come from); a deploy without them carries on the live version's.
+func TestDeployCarriesConfig(t *testing.T) {
+	b, url := startAdmin(t)
+	f := writeFiles(t, map[string]string{"ok.wasm": wasmHeader + "1.0"})
+	base := []string{"deploy", f["ok.wasm"], "--admin", url, "--token", adminToken, "-p", "orders", "-s", "enrich"}
+	if _, stderr, code := run(t, "", append(base, "--config", "threshold=500", "--config", "empty=",
+		"--config-env", "token=ALERT_TOKEN", "--config-file", "cert=certs/alert.pem")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", base...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := b.History(context.Background(), "orders", "enrich")
+	if err != nil || len(st.History) != 2 {
+		t.Fatalf("history %+v, %v", st, err)
+	}
+	want := map[string]registry.ConfigEntry{"threshold": {Value: "500"}, "empty": {}, "token": {Env: "ALERT_TOKEN"}, "cert": {File: "certs/alert.pem"}}
+	if got := st.History[0].Config; !maps.Equal(got, want) {
+		t.Errorf("config of the deploy: %+v, want %+v", got, want)
+	}
+	if got := st.History[1].Config; !maps.Equal(got, want) {
+		t.Errorf("a deploy without config flags runs with %+v, want the live version's %+v", got, want)
 	}
 }

@@ -73,4 +73,8 @@ type DeployRequest struct {
 	// Expect records. Expect is only set with Sample; a Sample alone only
 	// has to run without error.
 	Sample, Expect []byte
+	// Config, if not nil, is the config the new version runs with
+	// (registry.Event.Config): values, and where nodes read secrets from.
+	// Nil carries on the live version's.
+	Config map[string]registry.ConfigEntry
 }

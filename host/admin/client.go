@@ -119,6 +119,13 @@ func (c *Client) Deploy(ctx context.Context, req DeployRequest) (registry.Event,
 	if req.Note != "" {
 		mw.WriteField("note", req.Note)
 	}
+	if req.Config != nil {
+		cfg, err := json.Marshal(req.Config)
+		if err != nil {
+			return registry.Event{}, fmt.Errorf("admin: config: %w", err)
+		}
+		mw.WriteField("config", string(cfg))
+	}
 	mw.WriteField("shadow", strconv.FormatBool(req.Shadow))
 	if err := mw.Close(); err != nil {
 		return registry.Event{}, fmt.Errorf("admin: %w", err)

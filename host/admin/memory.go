@@ -170,7 +170,7 @@ func (m *MemoryBackend) Deploy(ctx context.Context, req DeployRequest) (registry
 		action = registry.ActionShadow
 	}
 	return m.appendLocked(registry.Event{Pipeline: req.Pipeline, Step: req.Step, Action: action, Digest: registry.Digest(req.Module),
-		Name: name, FunctionVersion: version, Size: len(req.Module), Note: req.Note}, req.Module)
+		Name: name, FunctionVersion: version, Size: len(req.Module), Note: req.Note, Config: req.Config}, req.Module)
 }
 
 // Rollback implements Backend.Rollback.

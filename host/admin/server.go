@@ -532,6 +532,10 @@ func (s *Server) done(w http.ResponseWriter, r *http.Request, ev registry.Event,
 	s.reply(w, r, http.StatusCreated, ev)
 }
 
+// MaxDeployConfig bounds the "config" part of a deploy, in bytes: the
+// config travels in the registry event, as the note does.
+const MaxDeployConfig = 256 << 10
+
 // MaxNote bounds the note of a deploy, rollback, promote or discard, in
 // bytes. The note travels in the registry event, which the registry's
 // producer must accept; a longer note is refused with 400 up front, rather
@@ -618,6 +622,15 @@ func (s *Server) readMultipart(r *http.Request, req *DeployRequest) error {
 			req.Expect = data
 		case "note":
 			req.Note = string(data)
+		case "config":
+			if len(data) > MaxDeployConfig {
+				return Errorf(http.StatusBadRequest, CodeBadRequest, "config of %d bytes: at most %d (it travels in the registry event)", len(data), MaxDeployConfig)
+			}
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&req.Config); err != nil || req.Config == nil {
+				return Errorf(http.StatusBadRequest, CodeBadRequest, `config: want a JSON object of entries {"value": V} | {"env": NAME} | {"file": PATH}: %v`, err)
+			}
 		case "shadow":
 			b, err := strconv.ParseBool(strings.TrimSpace(string(data)))
 			if err != nil {
@@ -625,7 +638,7 @@ func (s *Server) readMultipart(r *http.Request, req *DeployRequest) error {
 			}
 			req.Shadow = b
 		default:
-			return Errorf(http.StatusBadRequest, CodeBadRequest, "unknown part %q: want module, sample, expect, note or shadow", name)
+			return Errorf(http.StatusBadRequest, CodeBadRequest, "unknown part %q: want module, sample, expect, note, config or shadow", name)
 		}
 	}
 }
