@@ -317,6 +317,11 @@ func (t *task) process(ctx context.Context, b *batch) error {
 	}
 	var in []abi.Record
 	var src []int32 // src[i] is the index in b.records of the record current record i descends from
+	// The batch's progress markers are read by every step of the stage
+	// that keeps a watermark per upstream input (a step with timers, an
+	// aggregate), each once its records have run: no step may take them
+	// from the next, and they end with the batch.
+	t.marks = t.marks[:0]
 	if t.stage.From > 0 && side == join.Left {
 		in, src, t.from, t.marks = t.readRepartitioned(ctx, b)
 	} else {

@@ -109,7 +109,8 @@ func (a *aggregator) input(j int) int32 {
 	return a.part
 }
 
-// applyProgress gives the windows of step s the batch's progress markers.
+// applyProgress gives the windows of step s the batch's progress markers
+// (a step with timers before it in the stage has read them too).
 func (t *task) applyProgress(w *windowing.Windower, out *windowing.Output) error {
 	for _, m := range t.marks {
 		err := w.Progress(m.from, m.time, out)
@@ -124,7 +125,6 @@ func (t *task) applyProgress(w *windowing.Windower, out *windowing.Output) error
 			return err
 		}
 	}
-	t.marks = t.marks[:0]
 	return nil
 }
 

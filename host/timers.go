@@ -581,7 +581,6 @@ func (p *taskPorts) FireTimers(ctx context.Context, s int, end bool) ([]abi.Reco
 				tm.wm.Observe(m.from, m.time)
 			}
 		}
-		t.marks = t.marks[:0]
 	}
 	tm.wm.Tick()
 	var out []abi.Record

@@ -69,7 +69,8 @@ nexmark-<query>-<stamp>-out, in this process. Without --brokers each run
 starts an embedded broker (kfake) in this process, which then shares its
 cores and its heap; with --brokers the run's topics are left on the cluster.
 Windowed queries get one end event per input partition, an hour after the
-last, which closes their last windows (their own windows stay open). A run
+end of the last event's UTC day (past the day-long windows of q15-q17),
+which closes their last windows (their own windows stay open). A run
 ends when the node has read every input and its output has not changed for
 a second (not timed); a query that repartitions (q5, q7, q8, q11, q12) is
 first run in process with the native functions, untimed, to learn how many

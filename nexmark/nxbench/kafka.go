@@ -242,7 +242,7 @@ func feed(ctx context.Context, s loadSpec, chans map[string]chan abi.Record, par
 	}
 	for _, t := range s.topics {
 		for p := range parts[t] {
-			if err := send(t, endMarker(t, p, parts[t], last+time.Hour.Milliseconds())); err != nil {
+			if err := send(t, endMarker(t, p, parts[t], endTime(last))); err != nil {
 				return n, nil, err
 			}
 		}
@@ -254,6 +254,26 @@ func feed(ctx context.Context, s loadSpec, chans map[string]chan abi.Record, par
 // they join nothing.
 const endID = 1 << 40
 
+// endTime is the end markers' event time for events up to last: an hour
+// after the end of last's UTC day.
+//
+// It must pass every window end and timer of the events: q15–q17 close
+// windows a whole day long (the events' day, UTC), which a marker an hour
+// after the last event leaves open; the hour beyond the day's end covers a
+// watermark's disorder or a window's grace of up to an hour. The markers'
+// own windows and days start at or before their time and end after it, and
+// the watermark never passes the largest time seen, so they stay open and
+// the markers add no output; they are a day later than any event, so a
+// query that groups by day never counts them with the events.
+func endTime(last int64) int64 {
+	const day, hour = 24 * time.Hour / time.Millisecond, time.Hour / time.Millisecond
+	d := last / int64(day)
+	if last%int64(day) < 0 {
+		d--
+	}
+	return (d+1)*int64(day) + int64(hour)
+}
+
 // endMarker returns an event for partition p of topic t (of parts
 // partitions) at event time at.
 //
@@ -262,10 +282,10 @@ const endID = 1 << 40
 // In Kafka, a window closes when the watermark of every upstream partition
 // passes its end, and the watermark moves only with newer records: the last
 // windows of a finite input never close. In process, the driver flushes
-// them (host.InProcess.Flush); through Kafka, the run writes one event an
-// hour after the last to every partition of the windowed queries' topics.
-// They close every window of the events, and their own windows stay open,
-// so they add no output.
+// them (host.InProcess.Flush); through Kafka, the run writes one event
+// after the last, at endTime, to every partition of the windowed queries'
+// topics. They close every window of the events, and their own windows
+// stay open, so they add no output.
 func endMarker(t string, p, parts int32, at int64) abi.Record {
 	id := endID + int64(p)
 	var ev nexmark.Event

@@ -20,9 +20,9 @@ import (
 // TestRunKafka runs queries Kafka to Kafka through an embedded broker (or
 // the Apache Kafka broker EDDY_TEST_KAFKA names) and
 // checks their output against the reference: q1 with both guarantees, the
-// native functions and the Go guest, q12, whose windows close only
-// thanks to the end markers, and q13, whose side input table is loaded
-// before the node starts.
+// native functions and the Go guest, q12 and q16, whose windows close
+// only thanks to the end markers, and q13, whose side input table is
+// loaded before the node starts.
 func TestRunKafka(t *testing.T) {
 	const n = 20_000
 	evs, err := Events(n)
@@ -49,6 +49,9 @@ func TestRunKafka(t *testing.T) {
 		{"q5/native", "q5", true, host.ExactlyOnce},
 		// A global table of the side input, written before the node starts.
 		{"q13/native", "q13", true, host.ExactlyOnce},
+		// A key_by, keyed state and windows of a day, closed by end markers
+		// a day later than the events.
+		{"q16/native", "q16", true, host.ExactlyOnce},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
