@@ -46,6 +46,9 @@ func TestRunKafka(t *testing.T) {
 		{"q12/native", "q12", true, host.ExactlyOnce},
 		// Three stages, two aggregates: the hot items come out of the pipeline.
 		{"q5/native", "q5", true, host.ExactlyOnce},
+		// Timers over two topics: auctions close only thanks to the end
+		// markers, which must add no row (TestAuctionsCloseBeforeTheEndMarkers).
+		{"q9/native", "q9", true, host.ExactlyOnce},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
