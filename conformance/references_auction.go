@@ -55,10 +55,23 @@ func expectNexmarkWin(s *suite, inst *runtime.Instance) (string, error) {
 	if err := sameOutcome("the auction's timer", "got", fired, "want", outcome{want}); err != nil {
 		return "", err
 	}
-	if len(st) != 0 {
-		return "", errorf("state after the auction closed: %q, want none", st)
+	if l := timerList(tm); !slices.Contains(l, "7@10200/event") {
+		return "", errorf("timers after the close: got %v, want 7@10200/event among them (the closed mark's)", l)
 	}
-	return "holds a bid until its auction, closes the auction at expires+1 with its best bid in time", nil
+	if len(st) != 1 || string(st["7"]) != "\x01\x04\x00\x00\x00\x00" {
+		return "", errorf("state after the auction closed: %q, want the closed mark", st)
+	}
+	fired, err = timerOutcome(s, inst, []abi.Timer{{Key: []byte("7"), Time: 10200}}, 1)
+	if err != nil {
+		return "", err
+	}
+	if err := sameOutcome("the closed mark's timer", "got", fired, "want", outcome{""}); err != nil {
+		return "", err
+	}
+	if len(st) != 0 {
+		return "", errorf("state after the closed mark's timer: %q, want none", st)
+	}
+	return "holds a bid until its auction, closes the auction at expires+1 with its best bid in time, forgets it 10 s later", nil
 }
 
 func expectNexmarkQ4(s *suite, inst *runtime.Instance) (string, error) {

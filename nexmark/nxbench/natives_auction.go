@@ -79,7 +79,11 @@ var (
 // bid in its time so far (its JSON, price, time and bidder), and the bids
 // that came before the auction (their time and JSON).
 //
-// Encoding: version 1, flags (1: auction, 2: best bid); with the auction
+// Once the auction has closed, the state is only a mark that it did, which
+// a timer forgets winForget later.
+//
+// Encoding: version 1, flags (1: auction, 2: best bid, 4: closed, with
+// nothing else but a zero count of held bids); with the auction
 // its open and expiry times (int64) and its JSON (uint32 length, bytes);
 // with a best bid its price, time and bidder and its JSON; then the
 // pending bids' count (uint32) and each bid's time and JSON. Integers are
@@ -89,8 +93,13 @@ type winState struct {
 	open, expires   int64
 	best            []byte
 	price, at, whom int64
+	closed          bool
 	pending         []pendingBid
 }
+
+// winForget is how long nx-win keeps the mark of a closed auction, in ms
+// of event time (guests/go/nx-win's forget).
+const winForget = 10_000
 
 type pendingBid struct {
 	at  int64
@@ -109,6 +118,9 @@ func (s *winState) encode() []byte {
 	}
 	if s.best != nil {
 		flags |= 2
+	}
+	if s.closed {
+		flags |= 4
 	}
 	b := []byte{winVersion, flags}
 	bytesOf := func(b, v []byte) []byte { return append(le.AppendUint32(b, uint32(len(v))), v...) }
@@ -180,7 +192,8 @@ func decodeWin(v []byte) (winState, error) {
 		at := i64()
 		s.pending = append(s.pending, pendingBid{at, blob()})
 	}
-	if bad || len(p) != 0 {
+	s.closed = flags&4 != 0
+	if bad || len(p) != 0 || flags > 7 || s.closed && (flags != 4 || n != 0) {
 		return winState{}, errWinState
 	}
 	return s, nil
@@ -223,9 +236,11 @@ func (s *winState) offer(doc []byte, price, at, bidder int64) (bool, error) {
 // at expires+1, when every bid of the auction's time has been seen, emits
 // the row — the auction's members, then the bid's auction, bidder, price,
 // bid_dateTime and bid_extra — keyed by the auction ID and stamped with
-// expires, and forgets the auction. Held bids go when the watermark passes
-// their time (a timer at their time + 1) if their auction has not come: an
-// auction that comes later opens after them.
+// expires, and replaces the auction by a mark that it closed (bids after
+// it are dropped at once), forgotten winForget later. Held bids go when
+// the watermark passes their time (a timer at their time + 1) if their
+// auction has not come, and bids the watermark has passed already are not
+// held: an auction that comes later opens after them.
 func newWin() runtime.Native {
 	return runtime.Native{
 		ProcessState: func(st runtime.State, r *abi.Record, _ func(abi.Record)) error {
@@ -247,17 +262,22 @@ func newWin() runtime.Native {
 				return errNoTimers
 			}
 			s, found, err := loadWin(st, t.Key)
-			if err != nil || !found || t.Domain != abi.EventTime {
+			switch {
+			case err != nil || !found || t.Domain != abi.EventTime:
 				return err
-			}
-			if s.auction != nil {
+			case s.closed:
+				return st.Delete(t.Key)
+			case s.auction != nil:
 				if t.Time != s.expires+1 {
 					return nil // a held bid's timer
 				}
 				if s.best != nil {
 					emit(abi.Record{Key: t.Key, Value: winRow(s.auction, s.best), Timestamp: s.expires})
 				}
-				return st.Delete(t.Key)
+				if err := ts.SetTimer(t.Key, abi.EventTime, s.expires+winForget); err != nil {
+					return err
+				}
+				return st.Put(t.Key, (&winState{closed: true}).encode())
 			}
 			s.pending = slices.DeleteFunc(s.pending, func(p pendingBid) bool { return p.at < t.Time })
 			if len(s.pending) == 0 {
@@ -300,7 +320,7 @@ func winAuction(ts runtime.TimerState, doc []byte) error {
 	if err != nil {
 		return err
 	}
-	if s.auction != nil {
+	if s.auction != nil || s.closed {
 		return nil // an ID seen before: the first auction counts
 	}
 	s.auction, s.open, s.expires = slices.Clone(doc), v[1], v[2]
@@ -337,12 +357,17 @@ func winBid(ts runtime.TimerState, doc []byte) error {
 	if err != nil {
 		return err
 	}
-	if s.auction != nil {
+	switch {
+	case s.closed:
+		return nil // later than the auction's close
+	case s.auction != nil:
 		better, err := s.offer(doc, v[1], v[2], v[3])
 		if err != nil || !better {
 			return err
 		}
 		return ts.Put(key, s.encode())
+	case v[2] < ts.Now(abi.EventTime):
+		return nil // its auction, if it comes, opens after it
 	}
 	if len(s.pending) == 0 || v[2] < earliest(s.pending) {
 		if len(s.pending) > 0 {

@@ -15,11 +15,13 @@
 // comes (the two topics interleave freely). When an auction comes it sets
 // an event-time timer at expires+1: the step's watermark passes it once
 // every bid up to expires has been seen, on both topics. The timer emits
-// the row and forgets the auction. A held bid whose auction has not come
-// when the watermark passes its dateTime (a timer at dateTime+1, for the
-// earliest held bid) is dropped: an auction that comes later opened after
-// it. Bids that come after their auction closed are held and dropped the
-// same way.
+// the row and replaces the auction's state by a mark that it closed, which
+// a timer forgets 10 s of event time later: bids that come after the close
+// (all later than it) are dropped at once. A held bid whose auction has
+// not come when the watermark passes its dateTime (a timer at dateTime+1,
+// for the earliest held bid) is dropped, and a bid whose auction has not
+// come is not held at all when the watermark has passed it already: an
+// auction that comes later opened after it.
 //
 // The row is a JSON object: the auction's members id, itemName,
 // description, initialBid, reserve, dateTime, expires, seller, category
@@ -40,7 +42,8 @@
 // # State
 //
 // Little-endian: version 1, flags (1: the auction has come, 2: a best
-// bid); with the auction its dateTime and expires (int64) and its JSON
+// bid, 4: the auction has closed, and nothing else follows but a zero
+// count of held bids); with the auction its dateTime and expires (int64) and its JSON
 // (uint32 length, bytes); with a best bid its price, dateTime and bidder
 // (int64) and its JSON; then the number of held bids (uint32) and for each
 // its dateTime (int64) and JSON. nexmark/nxbench's native nx-win uses the
@@ -74,6 +77,12 @@ var (
 	errState         = errors.New("state: not an nx-win state of version 1")
 )
 
+// forget is how long after an auction closed its mark is kept, in ms of
+// event time: far longer than the generator's bids trail their auction
+// (a bid names one of the latest 100 auctions, at most 172 ms old at the
+// default rate). A bid later than that is held and dropped by its timer.
+const forget = 10_000
+
 // The members of an auction and of a bid the row holds, in its order; the
 // bid's with the names the row gives them.
 var (
@@ -102,6 +111,7 @@ type state struct {
 	open, expires int64
 	best          bid
 	hasBest       bool
+	closed        bool
 	held          []held
 }
 
@@ -160,7 +170,7 @@ func auction(doc []byte) error {
 	if _, err := load(key); err != nil {
 		return err
 	}
-	if st.auction != nil {
+	if st.auction != nil || st.closed {
 		return nil // an ID seen before: the first auction counts
 	}
 	st.auction, st.open, st.expires = doc, v[3], v[4]
@@ -253,11 +263,19 @@ func offerBid(doc []byte) error {
 	if _, err := load(key); err != nil {
 		return err
 	}
-	if st.auction != nil {
+	switch {
+	case st.closed:
+		return nil // later than the auction's close
+	case st.auction != nil:
 		if !offer(b) {
 			return nil
 		}
 		return save()
+	case b.at < eddy.CurrentTime(eddy.EventTime):
+		// Every auction that opened at or before the bid has come (the
+		// auctions' watermark is past it too): its auction, if it ever
+		// comes, opens after it.
+		return nil
 	}
 	if len(st.held) == 0 || b.at < earliest() {
 		if len(st.held) > 0 {
@@ -290,19 +308,27 @@ func fire(t eddy.Timer) ([]eddy.Record, error) {
 	if err != nil || !found {
 		return nil, err
 	}
-	if st.auction != nil {
+	key = append(key[:0], t.Key...)
+	switch {
+	case st.closed:
+		return nil, eddy.StateDelete(t.Key)
+	case st.auction != nil:
 		if t.Time != st.expires+1 {
 			return nil, nil // a held bid's timer
 		}
-		if err := eddy.StateDelete(t.Key); err != nil || !st.hasBest {
+		var outs []eddy.Record
+		if st.hasBest {
+			if err := buildRow(); err != nil {
+				return nil, err
+			}
+			out[0] = eddy.Record{Key: key, Value: row, Timestamp: st.expires}
+			outs = out[:]
+		}
+		if err := eddy.SetTimer(t.Key, eddy.EventTime, st.expires+forget); err != nil {
 			return nil, err
 		}
-		if err := buildRow(); err != nil {
-			return nil, err
-		}
-		key = append(key[:0], t.Key...)
-		out[0] = eddy.Record{Key: key, Value: row, Timestamp: st.expires}
-		return out[:], nil
+		st = state{closed: true, held: st.held[:0]}
+		return outs, save()
 	}
 	kept := st.held[:0]
 	for _, h := range st.held {
@@ -317,7 +343,6 @@ func fire(t eddy.Timer) ([]eddy.Record, error) {
 	if err := eddy.SetTimer(t.Key, eddy.EventTime, earliest()+1); err != nil {
 		return nil, err
 	}
-	key = append(key[:0], t.Key...)
 	return nil, save()
 }
 
@@ -356,6 +381,9 @@ func save() error {
 	}
 	if st.hasBest {
 		flags |= 2
+	}
+	if st.closed {
+		flags |= 4
 	}
 	b := append(val[:0], 1, flags)
 	if st.auction != nil {
@@ -420,7 +448,8 @@ func decode(v []byte) error {
 		at := i64()
 		st.held = append(st.held, held{at, blob()})
 	}
-	if bad || len(p) != 0 || st.auction == nil && flags&1 != 0 {
+	st.closed = flags&4 != 0
+	if bad || len(p) != 0 || st.auction == nil && flags&1 != 0 || flags > 7 || st.closed && (flags != 4 || n != 0) {
 		return errState
 	}
 	return nil

@@ -90,8 +90,29 @@ func TestWinner(t *testing.T) {
 	)
 	expect(t, "timers", timers(), []string{"7@201"})
 	expect(t, "rows", fireAt(t, "7", 201, 200), []string{rowJSON(7, 100, 200, 4, 80, 140, "b")})
-	if _, ok := eddytest.State([]byte("7")); ok {
-		t.Fatal("the auction's state is kept after it closed")
+	closedMark(t, "7", 200)
+}
+
+// closedMark checks that auction key, which expired at expires, has
+// closed: its state is the closed mark, with a timer to forget it; a later
+// bid is dropped, and the timer forgets the mark.
+func closedMark(t *testing.T, key string, expires int64) {
+	t.Helper()
+	if v, ok := eddytest.State([]byte(key)); !ok || string(v) != "\x01\x04\x00\x00\x00\x00" {
+		t.Fatalf("state after the close: %q", v)
+	}
+	want := fmt.Sprintf("%s@%d", key, expires+forget)
+	if ts := timers(); !slices.Contains(ts, want) {
+		t.Fatalf("timers %v: no %s", ts, want)
+	}
+	n := len(eddytest.Timers())
+	send(t, bidJSON(7, 9, 1e9, expires+5, "after the close"))
+	if len(eddytest.Timers()) != n {
+		t.Fatal("a bid after the close set a timer")
+	}
+	expect(t, "rows", fireAt(t, key, expires+forget, 0), nil)
+	if _, ok := eddytest.State([]byte(key)); ok {
+		t.Fatal("the closed mark outlives its timer")
 	}
 }
 
@@ -105,9 +126,7 @@ func TestNoBid(t *testing.T) {
 	eddytest.Reset()
 	send(t, auctionJSON(7, 100, 200), bidJSON(7, 1, 10, 201, "x"), bidJSON(8, 1, 10, 150, "other auction"))
 	expect(t, "rows", fireAt(t, "7", 201, 200), nil)
-	if _, ok := eddytest.State([]byte("7")); ok {
-		t.Fatal("the auction's state is kept after it closed")
-	}
+	closedMark(t, "7", 200)
 }
 
 func TestHeldBids(t *testing.T) {
@@ -148,11 +167,29 @@ func TestHeldBidsExpire(t *testing.T) {
 	}
 }
 
+func TestLateBidNotHeld(t *testing.T) {
+	eddytest.Reset()
+	defer eddytest.Reset()
+	// The watermark is past the bid: its auction, if it comes, opens after
+	// it.
+	eddytest.SetCurrentTime(eddy.EventTime, 121)
+	send(t, bidJSON(7, 1, 70, 120, "x"))
+	if _, ok := eddytest.State([]byte("7")); ok || len(eddytest.Timers()) != 0 {
+		t.Fatal("a bid behind the watermark is held")
+	}
+	send(t, bidJSON(7, 1, 70, 121, "x"))
+	expect(t, "timers", timers(), []string{"7@122"})
+}
+
 func TestDuplicateAuction(t *testing.T) {
 	eddytest.Reset()
 	send(t, auctionJSON(7, 100, 200), auctionJSON(7, 300, 400), bidJSON(7, 1, 10, 150, "x"))
 	expect(t, "timers", timers(), []string{"7@201"})
 	expect(t, "rows", fireAt(t, "7", 201, 200), []string{rowJSON(7, 100, 200, 1, 10, 150, "x")})
+	send(t, auctionJSON(7, 300, 400)) // after the close, too
+	if v, _ := eddytest.State([]byte("7")); len(v) != 6 {
+		t.Fatalf("state %q: the closed mark was replaced", v)
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -201,7 +238,7 @@ func TestNoState(t *testing.T) {
 
 func TestCorruptState(t *testing.T) {
 	eddytest.Reset()
-	for _, v := range [][]byte{{2, 0, 0, 0, 0, 0}, {1, 1, 0}, {1, 0, 1, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 9}} {
+	for _, v := range [][]byte{{2, 0, 0, 0, 0, 0}, {1, 1, 0}, {1, 0, 1, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 9}, {1, 8, 0, 0, 0, 0}, {1, 5, 0, 0, 0, 0}} {
 		eddytest.SetState([]byte("7"), v)
 		res, err := eddytest.Process(eddy.Record{Value: []byte(bidJSON(7, 1, 1, 1, ""))})
 		if err != nil {
