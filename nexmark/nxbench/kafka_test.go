@@ -52,6 +52,9 @@ func TestRunKafka(t *testing.T) {
 		// A key_by, keyed state and windows of a day, closed by end markers
 		// a day later than the events.
 		{"q16/native", "q16", true, host.ExactlyOnce},
+		// Timers over two topics: auctions close only thanks to the end
+		// markers, which must add no row (TestAuctionsCloseBeforeTheEndMarkers).
+		{"q9/native", "q9", true, host.ExactlyOnce},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -209,6 +209,11 @@ func RunInProcess(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
+	for _, st := range p.Steps {
+		if st.Stream != "" {
+			reads[st.Stream] = true // a stream-stream join's other stream
+		}
+	}
 	byTopic := map[string][]abi.Record{}
 	var ms0, ms1 goruntime.MemStats
 	goruntime.GC()
