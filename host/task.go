@@ -422,6 +422,23 @@ func (t *task) runStage(ctx context.Context, b *batch, topic string, run func() 
 	if feeds {
 		maxTime = max(maxTime, t.resultsBound())
 	}
+	if feeds {
+		// A stage with timers sends its watermark as progress of every
+		// input, as a Flink operator forwards the least of its inputs'
+		// watermarks: its event-time firings come after it, and a record
+		// of any input behind it is late. Without this, an input whose
+		// records make no output (auctions, whose winning bids come out
+		// of firings in bid batches) never moves the watermark of the
+		// stage after the repartition.
+		if wm := t.timersBound(); wm > math.MinInt64 {
+			maxTime = max(maxTime, wm)
+			for _, in := range t.stage.Inputs {
+				if in != topic {
+					t.sendProgress(ctx, b, in, wm)
+				}
+			}
+		}
+	}
 	if feeds && maxTime > math.MinInt64 {
 		t.sendProgress(ctx, b, topic, maxTime)
 	}

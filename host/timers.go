@@ -602,10 +602,11 @@ func (p *taskPorts) Segment(s int, in []abi.Record, src []int32) int {
 	if tm == nil {
 		return len(in)
 	}
-	if p.t.inst(s).Native() {
+	if inst := p.t.inst(s); inst.Native() && inst.Has(abi.KindTimer) {
 		// A native runs each record as a call of its own, whose timer
 		// changes apply at once: the check of a whole call (arm) cannot
-		// refuse a record after the ones before it took effect.
+		// refuse a record after the ones before it took effect. (A
+		// native without OnTimer sets no timers: runtime.TimerState.)
 		tm.arm(false, 0)
 		return 1
 	}
@@ -673,6 +674,28 @@ func (p *taskPorts) inputOf(tm *stepTimers, src []int32) func(j int) int32 {
 	}
 	in := p.batchInput()
 	return func(int) int32 { return in }
+}
+
+// timersBound is the event time before which the stage's steps with
+// timers fire no more event-time timers: the least of their watermarks;
+// math.MinInt64 when the stage has none, or one has no watermark yet.
+func (t *task) timersBound() int64 {
+	bound := int64(math.MaxInt64)
+	for s := t.stage.From; s < t.stage.To; s++ {
+		tm := t.timers[s]
+		if tm == nil {
+			continue
+		}
+		wm := tm.wm.Current()
+		if windowing.CheckTime(wm) != nil {
+			return math.MinInt64
+		}
+		bound = min(bound, wm)
+	}
+	if bound == math.MaxInt64 {
+		return math.MinInt64
+	}
+	return bound
 }
 
 // fireTick fires the timers of the stage's steps that are due without a

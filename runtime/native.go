@@ -110,7 +110,8 @@ type Native struct {
 	// fires at the next firing, never within this one. A native with timers
 	// runs one record per call (the host cuts its batches), so that the
 	// timers a record sets fire before the next record as in ABI.md "When
-	// timers fire".
+	// timers fire". A native without OnTimer cannot set timers (SetTimer
+	// fails), and runs whole batches.
 	OnTimer func(st State, t abi.Timer, emit func(abi.Record)) error
 }
 

@@ -203,6 +203,8 @@ func (c callState) SetTimer(key []byte, d abi.TimeDomain, at int64) error {
 	switch {
 	case i.timers == nil:
 		return errNoTimers
+	case i.nat != nil && i.nat.OnTimer == nil:
+		return errors.New("the native function has no OnTimer: its timers could not fire")
 	case !d.Valid():
 		return fmt.Errorf("unknown time domain %d (0 event, 1 processing)", int32(d))
 	case i.limitErr != nil:
