@@ -1,8 +1,8 @@
 // Package nexmark provides the Nexmark streaming benchmark's event
 // generator, after Apache Beam's (sdks/java/testing/nexmark), the JSON
 // encoding of its events as Kafka records, and reference implementations of
-// the queries q0 to q8, q11 and q12 against which Eddy's Wasm guests and
-// native pipelines are checked.
+// the queries q0 to q22 of Flink's Nexmark suite against which Eddy's Wasm
+// guests and native pipelines are checked.
 //
 // # Usage
 //
@@ -159,6 +159,24 @@
 //   - q12 ([Q12]), bids per bidder in tumbling 10 s windows of event time.
 //     Beam counts in processing-time windows (10 s after a bidder's first
 //     bid in a pane), which no reference can reproduce.
+//
+// The queries Flink's suite adds, each as its SQL (nexmark-flink's
+// queries/qN.sql) defines it, in queries_stateless.go, queries_report.go
+// and queries_auction.go:
+//
+//   - q9 ([Q9]): each auction with its winning bid (price, then earliest
+//     time, within [DateTime, Expires]; [BeatsBid]); q4 per the SQL
+//     ([CategoryAverages], every update) and q6 over the last ten closed
+//     auctions of a seller ([SellerAverages]) build on it.
+//   - q10 ([Q10]): bids with their day and minute; q13 ([Q13]): bids joined
+//     with a bounded side input ([SideInput]); q14 ([Q14]): a calculating
+//     projection and filter; q21 ([Q21]): a channel id by CASE and
+//     REGEXP_EXTRACT; q22 ([Q22]): URL directories ([SplitIndex]).
+//   - q15 ([Q15]), q16 ([Q16]), q17 ([Q17]): statistics per day (and
+//     channel, or auction), with distinct counts by price rank
+//     ([PriceRank]); q18 ([Q18]): the last bid of each bidder on each
+//     auction; q19 ([Q19]): the top 10 bids of each auction ([Q19Order]).
+//   - q20 ([Q20]): bids joined with their auction where its category is 10.
 //
 // A streaming run only emits what has closed. To compare a run whose
 // watermark stopped at W, keep the reference results of windows with
