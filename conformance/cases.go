@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -318,7 +319,7 @@ var mergeSamples = []struct {
 	{"JSON objects with a price (bids)", func(n int) []abi.Record {
 		recs := numericRecords(n)
 		for i := range recs {
-			recs[i].Value = fmt.Appendf(nil, `{"auction":%d,"bidder":%d,"price":%d,"dateTime":%d,"amount":%d}`, i%5, i%7, i%50+1, i, i%50+1)
+			recs[i].Value = fmt.Appendf(nil, `{"auction":1,"bidder":%d,"price":%d,"dateTime":%d,"amount":%d}`, i%7, i%50+1, i, i%50+1)
 		}
 		return recs
 	}},
@@ -337,6 +338,23 @@ var mergeSamples = []struct {
 		recs := numericRecords(n)
 		for i := range recs {
 			recs[i].Value = fmt.Appendf(nil, `{"auction":%d,"count":%d,"start":0,"end":10000}`, i%11, i%13)
+		}
+		return recs
+	}},
+	{"deltas of nx-daystats' distinct step (12 bytes)", func(n int) []abi.Record {
+		recs := numericRecords(n)
+		for i := range recs {
+			// Version 1, the price rank, which counts of the bidder and of
+			// the auction the bid is the first of (bit 0 all, bit r its
+			// rank), the dateTime.
+			rank, bidder, auction := byte(i%3+1), byte(0), byte(0)
+			if i%4 == 0 {
+				bidder = 1 | 1<<rank
+			}
+			if i%6 == 0 {
+				auction = 1 << rank
+			}
+			recs[i].Value = binary.LittleEndian.AppendUint64([]byte{1, rank, bidder, auction}, uint64(1436918400000+i))
 		}
 		return recs
 	}},
