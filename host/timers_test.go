@@ -405,18 +405,29 @@ commit_interval: 50ms
 // repartition partition's records alone runs ahead of a slower upstream
 // task, whose older records then come after the firing.)
 func TestTimersAfterKeyBy(t *testing.T) {
-	b := startBroker(t, "in", "out")
 	fn, _ := filepath.Abs("../testdata/go/timeout.wasm")
+	pass, _ := filepath.Abs("../testdata/go/passthrough.wasm")
+	t.Run("first", func(t *testing.T) { timersAfterKeyBy(t, fn, "") })
+	// A stateless step between runs before the repartition (in the key_by's
+	// stage): the timed step still begins its stage, with a watermark per
+	// upstream input.
+	t.Run("after-a-map", func(t *testing.T) {
+		timersAfterKeyBy(t, fn, fmt.Sprintf("  - {name: pass, kind: map, function: %s}\n", pass))
+	})
+}
+
+func timersAfterKeyBy(t *testing.T, fn, between string) {
+	b := startBroker(t, "in", "out")
 	p := loadPipeline(t, fmt.Sprintf(`name: quiet-keyed
 source: {topics: [in]}
 steps:
   - {name: by-user, kind: key_by, field: user}
-  - {name: quiet, kind: filter, function: %s, state: true}
+%s  - {name: quiet, kind: filter, function: %s, state: true}
 sink: {topic: out}
 delivery: exactly_once
 commit_interval: 50ms
 batch_size: 20
-`, fn))
+`, between, fn))
 	rng := rand.New(rand.NewPCG(21, 22))
 	const base = int64(1_700_000_000_000)
 	var recs []abi.Record
