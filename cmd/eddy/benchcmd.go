@@ -68,11 +68,12 @@ Kafka to Kafka (--kafka): the events are first written to new topics
 nexmark-<query>-<stamp>-out, in this process. Without --brokers each run
 starts an embedded broker (kfake) in this process, which then shares its
 cores and its heap; with --brokers the run's topics are left on the cluster.
-Windowed queries get one end event per input partition, an hour after the
-end of the last event's UTC day (past the day-long windows of q15-q17),
-which closes their last windows (their own windows stay open). A run
+Queries with windows or timers get one end event per input partition, an
+hour after the end of the last event's UTC day (past the day-long windows
+of q15-q17), which closes their last windows and fires their last timers
+(their own stay open). A run
 ends when the node has read every input and its output has not changed for
-a second (not timed); a query that repartitions (q5, q7, q8, q11, q12) is
+a second (not timed); a query that repartitions (one with a key_by step) is
 first run in process with the native functions, untimed, to learn how many
 outputs to wait for, since its second stage shows no progress until a
 window closes.
