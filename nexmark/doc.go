@@ -118,28 +118,13 @@
 //     the results at the defaults. Beam's expiry of the join state 600 s
 //     after a seller's last event is not modelled (no auction refers to a
 //     person that old at the default settings).
-//   - Winning bids ([WinningBids]), the first step of q4 and q6, after
-//     Beam's WinningBids: an auction's valid bids name it, have DateTime <
-//     Expires (no lower bound: a bid may come before its auction) and Price
-//     >= Reserve; the winner has the highest price, then the earliest
-//     DateTime. Auctions without a valid bid have no winner. (Flink's q4
-//     instead takes bids between DateTime and Expires inclusive and ignores
-//     the reserve.)
-//   - q4 ([Q4]), average price per category: for each category, the number
-//     of auctions with a winner, the sum of winning prices and their
-//     rounded average, over all closed auctions. Beam averages over sliding
-//     windows of the winning bids (10 s every 5 s); this is the global
-//     average, as Flink's q4.
+//   - q4 and q6: see [CategoryAverages] and [SellerAverages] below, built
+//     on q9's winning bids as Flink's SQL defines them (bids between the
+//     auction's DateTime and Expires, both included, the reserve ignored).
 //   - q5 ([Q5]), hot items: for each hopping window of 10 s advancing every
 //     2 s ([k×2000, k×2000+10000)) that holds bids, the auction(s) with the
 //     most bids in it and that count; ties give one result per auction.
 //     Beam's default advance is 5 s; 2 s is Flink's.
-//   - q6 ([Q6]), average selling price by seller: for each seller with a
-//     winning bid, the average price of their latest 10 winning bids,
-//     latest by the bid's DateTime then price (Beam's
-//     ASCENDING_TIME_THEN_PRICE), with the count and sum. Beam emits an
-//     updated average at every winning bid; the reference is each seller's
-//     final value.
 //   - q7 ([Q7]), highest bid: for each tumbling 10 s window that holds
 //     bids, every bid with the window's highest price (Auction, Bidder,
 //     Price, DateTime).

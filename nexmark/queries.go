@@ -134,72 +134,6 @@ func Q3(events []Event) []Q3Result {
 	return out
 }
 
-// WinningBid is the winning bid of a closed auction: the shared first step
-// of q4 and q6 (Beam's WinningBids).
-type WinningBid struct {
-	Auction  int64
-	Seller   int64
-	Category int64
-	Expires  int64
-	Bidder   int64
-	Price    int64
-	DateTime int64 // the bid's
-}
-
-// Compare orders by Auction, then the other fields in order.
-func (w WinningBid) Compare(o WinningBid) int {
-	return cmp.Or(
-		cmp.Compare(w.Auction, o.Auction),
-		cmp.Compare(w.Seller, o.Seller),
-		cmp.Compare(w.Category, o.Category),
-		cmp.Compare(w.Expires, o.Expires),
-		cmp.Compare(w.Bidder, o.Bidder),
-		cmp.Compare(w.Price, o.Price),
-		cmp.Compare(w.DateTime, o.DateTime),
-	)
-}
-
-// WinningBids returns the winning bid of every auction of the input that
-// has one. Every auction of the input counts as closed. A bid is valid for
-// an auction when it names the auction, was made before the auction
-// expires (DateTime < Expires; it may precede the auction's own event) and
-// offers at least the reserve. The winner is the valid bid with the highest
-// price, then the earliest DateTime, then the first in the input. If an
-// auction ID occurs twice, its first event is used.
-func WinningBids(events []Event) []WinningBid {
-	auctions := map[int64]*Auction{}
-	for _, ev := range events {
-		if a := ev.Auction; a != nil && auctions[a.ID] == nil {
-			auctions[a.ID] = a
-		}
-	}
-	best := map[int64]*Bid{}
-	for _, ev := range events {
-		b := ev.Bid
-		if b == nil {
-			continue
-		}
-		a := auctions[b.Auction]
-		if a == nil || b.DateTime >= a.Expires || b.Price < a.Reserve {
-			continue
-		}
-		w := best[a.ID]
-		if w == nil || b.Price > w.Price || b.Price == w.Price && b.DateTime < w.DateTime {
-			best[a.ID] = b
-		}
-	}
-	var out []WinningBid
-	for id, b := range best {
-		a := auctions[id]
-		out = append(out, WinningBid{
-			Auction: a.ID, Seller: a.Seller, Category: a.Category, Expires: a.Expires,
-			Bidder: b.Bidder, Price: b.Price, DateTime: b.DateTime,
-		})
-	}
-	slices.SortFunc(out, WinningBid.Compare)
-	return out
-}
-
 // roundDiv is sum/n rounded to the nearest integer, halves up: Java's
 // Math.round(sum / (double) n) for any sum and n a double represents
 // exactly enough (all that the queries produce).
@@ -210,46 +144,6 @@ func roundDiv(sum, n int64) int64 {
 		q-- // floor
 	}
 	return q
-}
-
-// Q4Result is q4's average winning price of a category.
-type Q4Result struct {
-	Category int64
-	Auctions int64 // closed auctions of the category with a winning bid
-	Sum      int64 // of their winning prices
-	Avg      int64 // Sum / Auctions, rounded to the nearest, halves up
-}
-
-// Compare orders by Category, then the other fields.
-func (r Q4Result) Compare(o Q4Result) int {
-	return cmp.Or(
-		cmp.Compare(r.Category, o.Category),
-		cmp.Compare(r.Auctions, o.Auctions),
-		cmp.Compare(r.Sum, o.Sum),
-		cmp.Compare(r.Avg, o.Avg),
-	)
-}
-
-// Q4 averages, per category, the winning prices of all closed auctions
-// ([WinningBids]).
-func Q4(events []Event) []Q4Result {
-	byCategory := map[int64]*Q4Result{}
-	for _, w := range WinningBids(events) {
-		r := byCategory[w.Category]
-		if r == nil {
-			r = &Q4Result{Category: w.Category}
-			byCategory[w.Category] = r
-		}
-		r.Auctions++
-		r.Sum += w.Price
-	}
-	var out []Q4Result
-	for _, r := range byCategory {
-		r.Avg = roundDiv(r.Sum, r.Auctions)
-		out = append(out, *r)
-	}
-	slices.SortFunc(out, Q4Result.Compare)
-	return out
 }
 
 // floorDiv is a/b rounded down.
@@ -317,50 +211,6 @@ func Q5(events []Event) []Q5Result {
 		}
 	}
 	slices.SortFunc(out, Q5Result.Compare)
-	return out
-}
-
-// Q6Result is q6's average selling price of a seller.
-type Q6Result struct {
-	Seller   int64
-	Auctions int64 // the winning bids averaged: the seller's latest, at most Q6Auctions
-	Sum      int64
-	Avg      int64 // Sum / Auctions, rounded to the nearest, halves up
-}
-
-// Compare orders by Seller, then the other fields.
-func (r Q6Result) Compare(o Q6Result) int {
-	return cmp.Or(
-		cmp.Compare(r.Seller, o.Seller),
-		cmp.Compare(r.Auctions, o.Auctions),
-		cmp.Compare(r.Sum, o.Sum),
-		cmp.Compare(r.Avg, o.Avg),
-	)
-}
-
-// Q6 averages, per seller, the prices of the seller's latest [Q6Auctions]
-// winning bids ([WinningBids]); latest by the bid's DateTime, then its
-// price (Beam's ASCENDING_TIME_THEN_PRICE). It gives the final value per
-// seller, once every auction has closed.
-func Q6(events []Event) []Q6Result {
-	bySeller := map[int64][]WinningBid{}
-	for _, w := range WinningBids(events) {
-		bySeller[w.Seller] = append(bySeller[w.Seller], w)
-	}
-	var out []Q6Result
-	for seller, ws := range bySeller {
-		slices.SortFunc(ws, func(a, b WinningBid) int {
-			return cmp.Or(cmp.Compare(a.DateTime, b.DateTime), cmp.Compare(a.Price, b.Price))
-		})
-		latest := ws[max(0, len(ws)-Q6Auctions):]
-		r := Q6Result{Seller: seller, Auctions: int64(len(latest))}
-		for _, w := range latest {
-			r.Sum += w.Price
-		}
-		r.Avg = roundDiv(r.Sum, r.Auctions)
-		out = append(out, r)
-	}
-	slices.SortFunc(out, Q6Result.Compare)
 	return out
 }
 

@@ -7,9 +7,8 @@ import (
 
 // The references of q4, q6, q9 and q20 as the Flink Nexmark benchmark's SQL
 // defines them (github.com/nexmark/nexmark, queries q4.sql, q6.sql, q9.sql
-// and q20.sql), with q6 after Beam since Flink cannot run its SQL. They
-// differ from [WinningBids], [Q4] and [Q6], which follow Beam's Java
-// queries:
+// and q20.sql), with q6 after Beam since Flink cannot run its SQL (the
+// Beam-shaped references of q4 and q6 these replaced had no user left):
 //
 //   - An auction's winning bid ([Q9]) is SQL's: among the bids that name
 //     the auction with B.dateTime BETWEEN A.dateTime AND A.expires (both

@@ -73,56 +73,6 @@ func TestQ3(t *testing.T) {
 	})
 }
 
-// winningInput has auctions 1 and 2 of seller 100 in category 10 and
-// auctions 3 and 4 of seller 200 in category 11.
-var winningInput = []Event{
-	A(1, 100, 10, 50, 0, 1000),
-	B(1, 7, 70, -5), // before the auction opens: valid
-	B(1, 5, 40, 10), // below the reserve
-	B(1, 6, 60, 20),
-	B(1, 8, 80, 30),
-	B(1, 9, 80, 25),    // same price, earlier: wins
-	B(1, 9, 500, 1000), // at the expiry: too late
-	A(2, 100, 10, 0, 0, 100),
-	B(2, 8, 11, 50),
-	B(2, 7, 11, 40), // same price, earlier: wins
-	A(3, 200, 11, 1000, 0, 100),
-	B(3, 7, 999, 50), // below the reserve: no winner
-	A(4, 200, 11, 0, 0, 100),
-	B(4, 6, 5, 99),
-	B(5, 6, 1000, 10), // no such auction
-}
-
-func TestWinningBids(t *testing.T) {
-	check(t, WinningBids(winningInput), []WinningBid{
-		{Auction: 1, Seller: 100, Category: 10, Expires: 1000, Bidder: 9, Price: 80, DateTime: 25},
-		{Auction: 2, Seller: 100, Category: 10, Expires: 100, Bidder: 7, Price: 11, DateTime: 40},
-		{Auction: 4, Seller: 200, Category: 11, Expires: 100, Bidder: 6, Price: 5, DateTime: 99},
-	})
-}
-
-func TestQ4(t *testing.T) {
-	check(t, Q4(winningInput), []Q4Result{
-		{Category: 10, Auctions: 2, Sum: 91, Avg: 46}, // 45.5 rounds up
-		{Category: 11, Auctions: 1, Sum: 5, Avg: 5},
-	})
-}
-
-func TestQ6(t *testing.T) {
-	in := slices.Clone(winningInput)
-	// Seller 300: auctions 101..112, auction i closing at 1000-i and won
-	// at time i for 10*i. The latest ten winning bids by bid time are
-	// i = 3..12 (by closing time they would be 1..10).
-	for i := int64(1); i <= 12; i++ {
-		in = append(in, A(100+i, 300, 12, 0, 0, 1000-i), B(100+i, 1, 10*i, i))
-	}
-	check(t, Q6(in), []Q6Result{
-		{Seller: 100, Auctions: 2, Sum: 91, Avg: 46},
-		{Seller: 200, Auctions: 1, Sum: 5, Avg: 5},
-		{Seller: 300, Auctions: 10, Sum: 750, Avg: 75},
-	})
-}
-
 func TestQ5(t *testing.T) {
 	in := []Event{
 		B(1, 1, 1, 1000), B(1, 1, 1, 3000),
@@ -228,7 +178,7 @@ func TestQueriesOnGenerated(t *testing.T) {
 		}
 		return n
 	}
-	q1, q2, q3, q4, q5, q6, q7, q8, q11, q12 := Q1(evs), Q2(evs), Q3(evs), Q4(evs), Q5(evs), Q6(evs), Q7(evs), Q8(evs), Q11(evs), Q12(evs)
+	q1, q2, q3, q4, q5, q6, q7, q8, q11, q12 := Q1(evs), Q2(evs), Q3(evs), CategoryAverages(evs), Q5(evs), SellerAverages(evs), Q7(evs), Q8(evs), Q11(evs), Q12(evs)
 	if len(q1) != bids || sum(q11) != int64(bids) || sum(q12) != int64(bids) {
 		t.Fatalf("q1, q11, q12 account for %d, %d, %d of %d bids", len(q1), sum(q11), sum(q12), bids)
 	}
@@ -237,13 +187,9 @@ func TestQueriesOnGenerated(t *testing.T) {
 			t.Fatalf("q4: category %d", r.Category)
 		}
 	}
-	winners := WinningBids(evs)
-	var sellers int64
-	for _, r := range q6 {
-		sellers += r.Auctions
-	}
-	if len(winners) == 0 || sellers > int64(len(winners)) {
-		t.Fatalf("q6 averages %d of %d winning bids", sellers, len(winners))
+	winners := Q9(evs)
+	if len(winners) == 0 || len(q6) != len(winners) {
+		t.Fatalf("q6 gives %d averages for %d winning bids, want one each", len(q6), len(winners))
 	}
 	for name, n := range map[string]int{"q2": len(q2), "q3": len(q3), "q4": len(q4), "q5": len(q5), "q6": len(q6), "q7": len(q7), "q8": len(q8), "q11": len(q11), "q12": len(q12)} {
 		if n == 0 {
