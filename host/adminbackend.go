@@ -79,7 +79,7 @@ func (n *Node) Status() NodeStatus {
 		cfg := s.Config
 		if lf := n.cur[i]; lf != nil {
 			ss.Version, ss.Digest = lf.version, lf.fn.Digest()
-			cfg = lf.config // the live version's (a deploy's, or the file's)
+			cfg = lf.cfg.entries // the live version's (a deploy's, or the file's)
 		}
 		for name, c := range cfg {
 			if ss.Config == nil {

@@ -90,20 +90,13 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 		}
 	}
 	cfg := n.configs[s]
-	var err error
+	if lf := n.current(s); lf != nil {
+		cfg = lf.cfg // the live version's, which the new one carries on
+	}
 	if d.Config != nil {
+		var err error
 		if cfg, err = n.eventConfig(s, d.Config); err != nil {
 			return registry.Event{}, deployErr("invalid_config", "step %s: %v", step.Name, err)
-		}
-	} else if n.reg != nil {
-		// The live version's config, which the new one carries on.
-		n.reg.view(func(st *registry.State) {
-			if live := st.Step(n.p.Name, step.Name).Live; live != nil {
-				cfg, err = n.eventConfig(s, live.Config)
-			}
-		})
-		if err != nil {
-			return registry.Event{}, deployErr("invalid_config", "step %s: the live version's config: %v", step.Name, err)
 		}
 	}
 	fn, err := n.loadFunction(ctx, s, d.Module, cfg)

@@ -23,9 +23,9 @@ type liveFn struct {
 	// header is the value of the eddy.function.<step> header of the
 	// records it produces: "v<version> sha256:<digest>[ config:<hash>]".
 	header []byte
-	// config is the config it runs with: its entries, never a secret's
-	// value (nil: none).
-	config map[string]pipeline.ConfigValue
+	// cfg is the config it runs with (secrets read: never shown; status
+	// shows cfg.entries).
+	cfg versionConfig
 	// users counts task instances of fn; retired is set when a newer
 	// version replaces it. fn is closed when both say it is unused.
 	// Guarded by Node.fnMu.
@@ -41,7 +41,7 @@ func (n *Node) newLiveFn(fn *runtime.Function, version int, cfg versionConfig) *
 	if cfg.digest != "" {
 		h += " config:" + cfg.digest
 	}
-	return &liveFn{fn: fn, version: version, header: []byte(h), config: cfg.entries}
+	return &liveFn{fn: fn, version: version, header: []byte(h), cfg: cfg}
 }
 
 // versionConfig is the config a version of a step's function runs with:
