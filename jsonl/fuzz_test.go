@@ -24,6 +24,7 @@ func FuzzRead(f *testing.F) {
 		`{"key":"a"}}xyz`,
 		`{"value":"\ud800"}`,
 		`{"headers":{"b":"1","a":""}}`,
+		`{"value":"\t\"\""}`,
 	} {
 		f.Add(s, false)
 	}
@@ -65,7 +66,8 @@ func FuzzRead(f *testing.F) {
 // compacted is what a Writer makes of b: compact JSON if b is JSON other
 // than a string.
 func compacted(b []byte) []byte {
-	if len(b) == 0 || b[0] == '"' || !json.Valid(b) {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) == 0 || t[0] == '"' || !json.Valid(b) {
 		return b
 	}
 	var buf bytes.Buffer

@@ -254,7 +254,7 @@ func (w *Writer) appendPayload(b []byte, field string, v []byte) []byte {
 		return append(appendString(b, field), ":null"...)
 	case w.Base64:
 		return appendString(append(appendString(b, field), ':'), base64.StdEncoding.EncodeToString(v))
-	case len(v) > 0 && v[0] != '"' && json.Valid(v):
+	case jsonOtherThanString(v):
 		var buf bytes.Buffer
 		_ = json.Compact(&buf, v)
 		return append(append(appendString(b, field), ':'), buf.Bytes()...)
@@ -263,6 +263,15 @@ func (w *Writer) appendPayload(b []byte, field string, v []byte) []byte {
 	default:
 		return appendString(append(appendString(b, field+"_b64"), ':'), base64.StdEncoding.EncodeToString(v))
 	}
+}
+
+// jsonOtherThanString says whether v is JSON whose first token is not a
+// string: such a value is written as the JSON it is (compacted). A JSON
+// string, even after white space, is written as a string holding v's
+// bytes, since a reader gives back a string's contents.
+func jsonOtherThanString(v []byte) bool {
+	t := bytes.TrimLeft(v, " \t\r\n")
+	return len(t) > 0 && t[0] != '"' && json.Valid(v)
 }
 
 func appendString(b []byte, s string) []byte {
