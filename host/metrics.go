@@ -39,8 +39,11 @@ type metrics struct {
 	swapPause    prometheus.Observer // seconds a task paused to switch versions
 	taskRebuilds atomic.Int64        // tasks rebuilt after an aborted transaction
 	syncTimeouts atomic.Int64        // waits for a lagging partition that passed max_idle (timesync.go)
-	db           atomic.Pointer[state.DB]
-	restores     struct {
+	// formatRefused counts records the source's format refused
+	// ([false]) and outputs the sink's did ([true]) (formats.go).
+	formatRefused [2]atomic.Int64
+	db            atomic.Pointer[state.DB]
+	restores      struct {
 		active, done, records, remaining atomic.Int64
 		mu                               sync.Mutex
 		now                              map[*restoreMeter]struct{} // the restores under way, for status
@@ -258,22 +261,25 @@ var (
 	labelsTask  = []string{"stage", "partition"}
 	labelsInput = []string{"topic", "partition"}
 
-	descIn           = prometheus.NewDesc("eddy_records_in_total", "Records taken from the source topics.", nil, nil)
-	descOut          = prometheus.NewDesc("eddy_records_out_total", "Records written to the sink topic.", nil, nil)
-	descDeadLettered = prometheus.NewDesc("eddy_dead_letter_records_total", "Records sent to the dead-letter topic.", nil, nil)
-	descLate         = prometheus.NewDesc("eddy_late_records_total", "Records later than their window's grace (sent to the late topic, if any).", nil, nil)
-	descOverload     = prometheus.NewDesc("eddy_overload_dropped_records_total", "Records dropped by the overload policy (drop, sample) when a task's queue was full.", nil, nil)
-	descShadowOut    = prometheus.NewDesc("eddy_shadow_records_out_total", "Records written to a shadow's topic.", nil, nil)
-	descShadowFailed = prometheus.NewDesc("eddy_shadow_failed_records_total", "Records a shadow function failed on.", nil, nil)
-	descCommits      = prometheus.NewDesc("eddy_commits_total", "Transactions committed (exactly_once); offset commits (at_most_once).", nil, nil)
-	descAborts       = prometheus.NewDesc("eddy_transaction_aborts_total", "Transactions aborted (exactly_once); their records are processed again.", nil, nil)
-	descBufRecords   = prometheus.NewDesc("eddy_fetch_buffered_records", "Records fetched and not yet polled (the Kafka client's buffer).", nil, nil)
-	descBufBytes     = prometheus.NewDesc("eddy_fetch_buffered_bytes", "Bytes fetched and not yet polled (the Kafka client's buffer).", nil, nil)
-	descRegRefused   = prometheus.NewDesc("eddy_registry_refused_total", "Registry records the node skipped: malformed, over a limit, or events not signed with its key.", nil, nil)
-	descBadVersions  = prometheus.NewDesc("eddy_registry_bad_versions_total", "Registry versions of the node's steps that did not load; the node kept or fell back to an earlier version.", nil, nil)
-	descSwaps        = prometheus.NewDesc("eddy_swaps_total", "Times the node switched steps to new function versions or shadows (deploy, rollback, promote, discard).", nil, nil)
-	descTaskRebuilds = prometheus.NewDesc("eddy_task_rebuilds_total", "Tasks rebuilt from the committed state after an aborted transaction.", nil, nil)
-	descSyncTimeouts = prometheus.NewDesc("eddy_table_sync_timeouts_total", "Times a task joining a co-partitioned table went on without a lagging input partition after waiting max_idle for it.", nil, nil)
+	descIn            = prometheus.NewDesc("eddy_records_in_total", "Records taken from the source topics.", nil, nil)
+	descOut           = prometheus.NewDesc("eddy_records_out_total", "Records written to the sink topic.", nil, nil)
+	descDeadLettered  = prometheus.NewDesc("eddy_dead_letter_records_total", "Records sent to the dead-letter topic.", nil, nil)
+	descLate          = prometheus.NewDesc("eddy_late_records_total", "Records later than their window's grace (sent to the late topic, if any).", nil, nil)
+	descOverload      = prometheus.NewDesc("eddy_overload_dropped_records_total", "Records dropped by the overload policy (drop, sample) when a task's queue was full.", nil, nil)
+	descShadowOut     = prometheus.NewDesc("eddy_shadow_records_out_total", "Records written to a shadow's topic.", nil, nil)
+	descShadowFailed  = prometheus.NewDesc("eddy_shadow_failed_records_total", "Records a shadow function failed on.", nil, nil)
+	descCommits       = prometheus.NewDesc("eddy_commits_total", "Transactions committed (exactly_once); offset commits (at_most_once).", nil, nil)
+	descAborts        = prometheus.NewDesc("eddy_transaction_aborts_total", "Transactions aborted (exactly_once); their records are processed again.", nil, nil)
+	descBufRecords    = prometheus.NewDesc("eddy_fetch_buffered_records", "Records fetched and not yet polled (the Kafka client's buffer).", nil, nil)
+	descBufBytes      = prometheus.NewDesc("eddy_fetch_buffered_bytes", "Bytes fetched and not yet polled (the Kafka client's buffer).", nil, nil)
+	descRegRefused    = prometheus.NewDesc("eddy_registry_refused_total", "Registry records the node skipped: malformed, over a limit, or events not signed with its key.", nil, nil)
+	descBadVersions   = prometheus.NewDesc("eddy_registry_bad_versions_total", "Registry versions of the node's steps that did not load; the node kept or fell back to an earlier version.", nil, nil)
+	descSwaps         = prometheus.NewDesc("eddy_swaps_total", "Times the node switched steps to new function versions or shadows (deploy, rollback, promote, discard).", nil, nil)
+	descTaskRebuilds  = prometheus.NewDesc("eddy_task_rebuilds_total", "Tasks rebuilt from the committed state after an aborted transaction.", nil, nil)
+	descFormatRefused = prometheus.NewDesc("eddy_format_refused_records_total", "Records dead-lettered by a registry format, by side: source (a value that did not decode with its writer's schema, or named an unknown one), sink (an output that did not fit the sink subject's schema).", []string{"side"}, nil)
+	descRegistryUp    = prometheus.NewDesc("eddy_schema_registry_up", "1 when the node could ask the source's schema registry the last time it needed to, 0 while its tasks wait for it; absent without a registry format.", nil, nil)
+	descRegistryDown  = prometheus.NewDesc("eddy_schema_registry_unavailable_total", "Times the node found the source's schema registry unavailable (each is followed by a wait and a retry).", nil, nil)
+	descSyncTimeouts  = prometheus.NewDesc("eddy_table_sync_timeouts_total", "Times a task joining a co-partitioned table went on without a lagging input partition after waiting max_idle for it.", nil, nil)
 
 	descStepIn       = prometheus.NewDesc("eddy_step_records_in_total", "Records into a step, over all tasks.", labelsStep, nil)
 	descStepOut      = prometheus.NewDesc("eddy_step_records_out_total", "Records out of a step, over all tasks.", labelsStep, nil)
@@ -306,6 +312,7 @@ var (
 func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIn, descOut, descDeadLettered, descLate, descOverload, descShadowOut,
 		descShadowFailed, descCommits, descAborts, descBufRecords, descBufBytes, descSwaps, descTaskRebuilds, descSyncTimeouts, descRegRefused, descBadVersions,
+		descFormatRefused, descRegistryUp, descRegistryDown,
 		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped, descStepTimers,
 		descTasks, descTaskIn, descTaskOut, descWatermark, descWatermarkLag, descLag, descOffset,
 		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds} {
@@ -341,6 +348,18 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descBadVersions, st.BadVersions)
 	counter(descTaskRebuilds, m.taskRebuilds.Load())
 	counter(descSyncTimeouts, m.syncTimeouts.Load())
+	if f := n.formats; f != nil && (f.dec != nil || f.enc != nil) {
+		counter(descFormatRefused, m.formatRefused[0].Load(), "source")
+		counter(descFormatRefused, m.formatRefused[1].Load(), "sink")
+	}
+	if st := n.formats.status(); st != nil {
+		up := 0.0
+		if st.Up {
+			up = 1
+		}
+		gauge(descRegistryUp, up)
+		counter(descRegistryDown, n.formats.unavailable.Load())
+	}
 
 	versions := make([]int, len(n.p.Steps))
 	n.fnMu.Lock()

@@ -195,6 +195,7 @@ type Node struct {
 	progress progressMap
 	endsRead atomic.Int64
 	metrics  *metrics // metrics.go
+	formats  *formats // formats.go: the source's and the sink's registry codecs
 
 	cl   *kgo.Client
 	sess *kgo.GroupTransactSession
@@ -291,6 +292,10 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.emits, n.folds = p.Retractions()
 	n.metrics = newMetrics(n)
 	n.configs = make([]versionConfig, len(p.Steps))
+	var err error
+	if n.formats, err = newFormats(ctx, p); err != nil {
+		return nil, err
+	}
 	n.lookupEnv = cfg.LookupEnv
 	if n.lookupEnv == nil {
 		n.lookupEnv = os.LookupEnv

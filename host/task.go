@@ -331,6 +331,12 @@ func (t *task) process(ctx context.Context, b *batch) error {
 			in[i] = toABI(r)
 			src[i] = int32(i)
 		}
+		// Records of a topic outside the pipeline: in the source's
+		// format (formats.go).
+		var err error
+		if in, src, err = t.decodeSource(ctx, b, in, src); err != nil {
+			return err
+		}
 	}
 	if t.stage.From == 0 {
 		n.stats.in.Add(int64(len(in)))
@@ -404,6 +410,9 @@ func (t *task) runStage(ctx context.Context, b *batch, topic string, run func() 
 		}
 	}
 	skip := t.oversized(ctx, b, t.stage.To-1, outs, src)
+	if t.stage.Last && n.formats.enc != nil {
+		skip = t.encodeSink(ctx, b, outs, src, skip)
+	}
 	produced := 0
 	for i := range outs {
 		if skip != nil && skip[i] {
@@ -566,12 +575,19 @@ func (t *task) idle() bool {
 // deadLetter sends the input record that failed at step s to the dead-letter
 // topic, with headers naming the error, the function and the source.
 func (t *task) deadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, e *runtime.Error) {
-	msg := t.sendDeadLetter(ctx, b, orig, s, e.Error(), e.CodeString(),
-		kgo.RecordHeader{Key: "eddy.source.topic", Value: []byte(orig.Topic)},
-		kgo.RecordHeader{Key: "eddy.source.partition", Value: []byte(strconv.Itoa(int(orig.Partition)))},
-		kgo.RecordHeader{Key: "eddy.source.offset", Value: []byte(strconv.FormatInt(orig.Offset, 10))})
+	msg := t.sendDeadLetter(ctx, b, orig, s, e.Error(), e.CodeString(), sourceHeaders(orig)...)
 	t.n.log.Warn("record dead-lettered", "step", t.n.p.Steps[s].Name, "topic", orig.Topic, "partition", orig.Partition,
 		"offset", orig.Offset, "error", msg)
+}
+
+// sourceHeaders are the eddy.source.* headers of a dead letter of orig,
+// an input record: its topic, partition and offset.
+func sourceHeaders(orig *kgo.Record) []kgo.RecordHeader {
+	return []kgo.RecordHeader{
+		{Key: "eddy.source.topic", Value: []byte(orig.Topic)},
+		{Key: "eddy.source.partition", Value: []byte(strconv.Itoa(int(orig.Partition)))},
+		{Key: "eddy.source.offset", Value: []byte(strconv.FormatInt(orig.Offset, 10))},
+	}
 }
 
 // failRecord dead-letters record j of cur, the input of step s, which
@@ -623,18 +639,27 @@ func (t *task) deadLetterResult(ctx context.Context, b *batch, r *kgo.Record, s 
 // and code: eddy.error, eddy.error.code, eddy.step and eddy.function.digest,
 // then extra.
 func (t *task) sendDeadLetter(ctx context.Context, b *batch, orig *kgo.Record, s int, reason, code string, extra ...kgo.RecordHeader) string {
-	n := t.n
-	n.stats.deadLettered.Add(1)
-	n.metrics.steps[s].deadLettered.Add(1)
+	t.n.metrics.steps[s].deadLettered.Add(1)
 	digest := "none" // a key_by step on a field runs no function
 	if lf := t.fns[s]; lf != nil {
 		digest = "sha256:" + lf.fn.Digest()
 	}
+	return t.produceDeadLetter(ctx, b, orig, t.n.p.Steps[s].Name, digest, reason, code, extra...)
+}
+
+// produceDeadLetter counts and produces the dead letter of orig, failed at
+// step (a step's name, or where a format refused it: source, sink) with
+// the error text reason (cut to maxDeadLetterError, which it returns) and
+// code: eddy.error, eddy.error.code, eddy.step and eddy.function.digest
+// (digest), then extra.
+func (t *task) produceDeadLetter(ctx context.Context, b *batch, orig *kgo.Record, step, digest, reason, code string, extra ...kgo.RecordHeader) string {
+	n := t.n
+	n.stats.deadLettered.Add(1)
 	msg := abi.TruncateReason(reason, maxDeadLetterError)
 	hs := append([]kgo.RecordHeader{
 		{Key: "eddy.error", Value: []byte(msg)},
 		{Key: "eddy.error.code", Value: []byte(code)},
-		{Key: "eddy.step", Value: []byte(n.p.Steps[s].Name)},
+		{Key: "eddy.step", Value: []byte(step)},
 		{Key: "eddy.function.digest", Value: []byte(digest)},
 	}, extra...)
 	dl := deadLetterRecord(n.p.DeadLetter.Topic, n.recordLimit(n.p.DeadLetter.Topic), orig, hs)

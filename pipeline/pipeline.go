@@ -151,9 +151,35 @@ type Source struct {
 	Topics []string `yaml:"topics"`
 	// Start is where a new consumer group starts: earliest or latest.
 	Start string `yaml:"start"`
-	// Format of record values: json or bytes. Used by tools that display
-	// records; functions receive bytes either way.
+	// Format of record values: json or bytes (functions receive the
+	// bytes as they are; tools display them), or a schema registry's
+	// avro, protobuf or json_schema: values in the Confluent wire format,
+	// which the host decodes with their writer's schema into As before
+	// any step sees them (a record that does not decode is dead-lettered).
+	// The format applies to every topic the pipeline reads records from
+	// (source topics, a stream join's stream), not to tables.
 	Format string `yaml:"format"`
+	// Registry is the schema registry's URL, for the registry formats.
+	Registry string `yaml:"registry"`
+	// As is what a registry format's values become for the steps: json
+	// (default) or msgpack.
+	As string `yaml:"as"`
+}
+
+// RegistryFormats are the source and sink formats whose values are in a
+// schema registry's wire format.
+var RegistryFormats = []string{"avro", "protobuf", "json_schema"}
+
+// IsRegistryFormat says whether f is one of RegistryFormats.
+func IsRegistryFormat(f string) bool { return slices.Contains(RegistryFormats, f) }
+
+// ValueFormat is the format of the values steps read: As for a registry
+// format, else Format.
+func (s *Source) ValueFormat() string {
+	if IsRegistryFormat(s.Format) {
+		return s.As
+	}
+	return s.Format
 }
 
 // Table is a table source: the latest value of each key of a compacted
@@ -502,7 +528,30 @@ type WatermarkSpec struct {
 // Sink says where output records go.
 type Sink struct {
 	Topic string `yaml:"topic"`
+	// Format of the output values: by default what the steps make (the
+	// source's value format), or a registry format (avro, protobuf,
+	// json_schema): the host encodes each output, read as the source's
+	// value format, with the subject's schema, and dead-letters an output
+	// that does not fit it (with the input record it came from).
+	Format string `yaml:"format"`
+	// Registry is the schema registry's URL (default: the source's).
+	Registry string `yaml:"registry"`
+	// Subject is the subject whose schema outputs are written with
+	// (default: <topic>-value, the topic-name strategy).
+	Subject string `yaml:"subject"`
+	// Schema is a file holding the schema to write with: registered under
+	// Subject when the node starts (the registry refuses one incompatible
+	// with the subject's, and the node does not start). Without it the
+	// subject's latest schema is used, which must exist.
+	Schema string `yaml:"schema"`
+	// Message is the Protobuf message type of the outputs (its full
+	// name; default: the schema's first message).
+	Message string `yaml:"message"`
 }
+
+// SinkSchemaPath returns the path of the sink's schema file, resolved against
+// the pipeline file's directory ("" when it has none).
+func (p *Pipeline) SinkSchemaPath() string { return p.path(p.Sink.Schema) }
 
 // DeadLetter says where failed records go.
 type DeadLetter struct {
@@ -866,6 +915,20 @@ func (p *Pipeline) setDefaults() {
 	if p.Source.Format == "" {
 		p.Source.Format = "json"
 	}
+	if IsRegistryFormat(p.Source.Format) && p.Source.As == "" {
+		p.Source.As = "json"
+	}
+	if p.Sink.Format == "" {
+		p.Sink.Format = p.Source.ValueFormat()
+	}
+	if IsRegistryFormat(p.Sink.Format) {
+		if p.Sink.Registry == "" {
+			p.Sink.Registry = p.Source.Registry
+		}
+		if p.Sink.Subject == "" && p.Sink.Topic != "" {
+			p.Sink.Subject = p.Sink.Topic + "-value"
+		}
+	}
 	if p.Delivery == "" {
 		p.Delivery = AtLeastOnce
 	}
@@ -945,9 +1008,7 @@ func (p *Pipeline) validate() error {
 	if s := p.Source.Start; s != "earliest" && s != "latest" {
 		bad("source.start", "must be earliest or latest, got %q", s)
 	}
-	if f := p.Source.Format; f != "json" && f != "bytes" {
-		bad("source.format", "must be json or bytes, got %q", f)
-	}
+	p.checkFormats(bad)
 	if len(p.Steps) == 0 {
 		bad("steps", "name at least one step")
 	}
@@ -1241,6 +1302,46 @@ func (s *Step) MaxIdleOrDefault() time.Duration {
 		return DefaultMaxIdle
 	}
 	return *s.MaxIdle
+}
+
+// checkFormats checks the source's and the sink's formats.
+func (p *Pipeline) checkFormats(bad func(field, format string, args ...any)) {
+	plain := []string{"json", "bytes"}
+	all := strings.Join(append(slices.Clone(plain), RegistryFormats...), ", ")
+	src := &p.Source
+	if f := src.Format; !slices.Contains(plain, f) && !IsRegistryFormat(f) {
+		bad("source.format", "must be one of %s, got %q", all, f)
+	}
+	registryURL := func(field, url string) {
+		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+			bad(field, "want the schema registry's http:// or https:// URL, got %q", url)
+		}
+	}
+	if IsRegistryFormat(src.Format) {
+		registryURL("source.registry", src.Registry)
+		if src.As != "json" {
+			bad("source.as", "must be json, got %q", src.As)
+		}
+	} else if src.Registry != "" || src.As != "" {
+		bad("source.registry", "registry and as are for the formats %s", strings.Join(RegistryFormats, ", "))
+	}
+	sink := &p.Sink
+	switch f := sink.Format; {
+	case IsRegistryFormat(f):
+		registryURL("sink.registry", sink.Registry)
+		if sink.Subject == "" || len(sink.Subject) > 255 {
+			bad("sink.subject", "give the subject outputs are written with (at most 255 bytes)")
+		}
+		if sink.Message != "" && f != "protobuf" {
+			bad("sink.message", "a message type is for the protobuf format")
+		}
+	case f != src.ValueFormat():
+		bad("sink.format", "must be the steps' value format %s or one of %s, got %q", src.ValueFormat(), strings.Join(RegistryFormats, ", "), f)
+	default:
+		if sink.Registry != "" || sink.Subject != "" || sink.Schema != "" || sink.Message != "" {
+			bad("sink.registry", "registry, subject, schema and message are for the formats %s", strings.Join(RegistryFormats, ", "))
+		}
+	}
 }
 
 // FunctionPath returns the path of step i's module, resolved against the

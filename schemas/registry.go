@@ -153,11 +153,15 @@ func NewRegistry(url string, o Options) (*Registry, error) {
 // URL is the registry's address.
 func (r *Registry) URL() string { return r.url }
 
-// Ping asks the registry which schema types it supports: an error
-// wrapping ErrUnavailable when it cannot be reached.
+// Ping asks the registry for its global compatibility level (GET /config,
+// a small answer every registry gives): an error wrapping ErrUnavailable
+// when it cannot be reached.
 func (r *Registry) Ping(ctx context.Context) error {
-	_, err := r.cl.SupportedTypes(ctx)
-	return r.classify(err, "asking for its schema types")
+	res := r.cl.Compatibility(ctx)
+	if len(res) == 0 {
+		return nil
+	}
+	return r.classify(res[0].Err, "asking for its compatibility level")
 }
 
 // ByID returns the schema with id, from memory or the registry.
