@@ -70,22 +70,22 @@ func parseAvro(text string, refs map[string]string) (*avroSchema, error) {
 type avroReader struct {
 	r     *avro.Reader
 	items int
+	out   plainOut
 }
 
-// decode reads b, one value of s, entirely.
-func (s *avroSchema) decode(b []byte) (any, error) {
-	ar := avroReader{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)).Reset(b), items: 4*len(b) + 1024}
-	v, err := ar.value(s.schema, 0)
-	if err != nil {
-		return nil, err
+// decode reads b, one value of s, entirely, into out.
+func (s *avroSchema) decode(b []byte, out plainOut) error {
+	ar := avroReader{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)).Reset(b), items: 4*len(b) + 1024, out: out}
+	if err := ar.value(s.schema, 0); err != nil {
+		return err
 	}
 	if ar.r.Error != nil {
-		return nil, fmt.Errorf("not Avro of the writer's schema: %w", ar.r.Error)
+		return fmt.Errorf("not Avro of the writer's schema: %w", ar.r.Error)
 	}
 	if ar.trailing() {
-		return nil, errors.New("not Avro of the writer's schema: bytes left after the value")
+		return errors.New("not Avro of the writer's schema: bytes left after the value")
 	}
-	return v, nil
+	return out.err()
 }
 
 // trailing says whether bytes are left after the value: a value
@@ -104,90 +104,91 @@ func (ar *avroReader) fail() error {
 	return nil
 }
 
-func (ar *avroReader) value(s avro.Schema, depth int) (any, error) {
+func (ar *avroReader) value(s avro.Schema, depth int) error {
 	if depth > maxDepth {
-		return nil, fmt.Errorf("value nested more than %d deep", maxDepth)
+		return fmt.Errorf("value nested more than %d deep", maxDepth)
 	}
-	r := ar.r
+	r, out := ar.r, ar.out
 	switch s := s.(type) {
 	case *avro.RefSchema:
 		return ar.value(s.Schema(), depth+1)
 	case *avro.NullSchema:
-		return nil, nil
+		out.null()
+		return nil
 	case *avro.PrimitiveSchema:
-		var v any
 		switch s.Type() {
 		case avro.Null:
-			return nil, nil
+			out.null()
 		case avro.Boolean:
-			v = r.ReadBool()
+			out.boolean(r.ReadBool())
 		case avro.Int:
-			v = int64(r.ReadInt())
+			out.integer(int64(r.ReadInt()))
 		case avro.Long:
-			v = r.ReadLong()
+			out.integer(r.ReadLong())
 		case avro.Float:
-			v = float64(r.ReadFloat())
+			out.float(float64(r.ReadFloat()))
 		case avro.Double:
-			v = r.ReadDouble()
+			out.float(r.ReadDouble())
 		case avro.Bytes:
-			v = slices.Clone(r.ReadBytes())
+			out.bin(r.ReadBytes())
 		case avro.String:
 			x := r.ReadString()
 			if !utf8.ValidString(x) {
-				return nil, errors.New("a string that is not UTF-8")
+				return errors.New("a string that is not UTF-8")
 			}
-			v = x
+			out.str(x)
 		default:
-			return nil, fmt.Errorf("type %s is not supported", s.Type())
+			return fmt.Errorf("type %s is not supported", s.Type())
 		}
-		return v, ar.fail()
+		return ar.fail()
 	case *avro.RecordSchema:
-		m := make(map[string]any, len(s.Fields()))
+		out.beginObject()
 		for _, f := range s.Fields() {
-			v, err := ar.value(f.Type(), depth+1)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Name(), err)
+			out.key(f.Name())
+			if err := ar.value(f.Type(), depth+1); err != nil {
+				return fmt.Errorf("%s: %w", f.Name(), err)
 			}
-			m[f.Name()] = v
 		}
-		return m, nil
+		out.end()
+		return nil
 	case *avro.EnumSchema:
 		i := r.ReadInt()
 		if err := ar.fail(); err != nil {
-			return nil, err
+			return err
 		}
 		syms := s.Symbols()
 		if i < 0 || int(i) >= len(syms) {
-			return nil, fmt.Errorf("enum %s has no symbol %d", s.FullName(), i)
+			return fmt.Errorf("enum %s has no symbol %d", s.FullName(), i)
 		}
-		return syms[i], nil
+		out.str(syms[i])
+		return nil
 	case *avro.FixedSchema:
 		if s.Size() > maxBytes {
-			return nil, fmt.Errorf("fixed %s of %d bytes is too large", s.FullName(), s.Size())
+			return fmt.Errorf("fixed %s of %d bytes is too large", s.FullName(), s.Size())
 		}
 		b := make([]byte, s.Size())
 		r.Read(b)
-		return b, ar.fail()
+		out.bin(b)
+		return ar.fail()
 	case *avro.UnionSchema:
 		i := r.ReadLong()
 		if err := ar.fail(); err != nil {
-			return nil, err
+			return err
 		}
 		types := s.Types()
 		if i < 0 || i >= int64(len(types)) {
-			return nil, fmt.Errorf("union has no branch %d", i)
+			return fmt.Errorf("union has no branch %d", i)
 		}
 		return ar.value(types[i], depth+1)
 	case *avro.ArraySchema:
-		out := []any{}
-		err := ar.blocks(func() error {
-			v, err := ar.value(s.Items(), depth+1)
-			out = append(out, v)
+		out.beginArray()
+		if err := ar.blocks(func() error { return ar.value(s.Items(), depth+1) }); err != nil {
 			return err
-		})
-		return out, err
+		}
+		out.end()
+		return nil
 	case *avro.MapSchema:
-		out := map[string]any{}
+		out.beginObject()
 		err := ar.blocks(func() error {
 			k := r.ReadString()
 			if err := ar.fail(); err != nil {
@@ -196,13 +197,16 @@ func (ar *avroReader) value(s avro.Schema, depth int) (any, error) {
 			if !utf8.ValidString(k) {
 				return errors.New("a map key that is not UTF-8")
 			}
-			v, err := ar.value(s.Values(), depth+1)
-			out[k] = v
-			return err
+			out.key(k)
+			return ar.value(s.Values(), depth+1)
 		})
-		return out, err
+		if err != nil {
+			return err
+		}
+		out.end()
+		return nil
 	}
-	return nil, fmt.Errorf("schema type %s is not supported", s.Type())
+	return fmt.Errorf("schema type %s is not supported", s.Type())
 }
 
 // blocks reads an array's or a map's blocks, calling item for each item.

@@ -66,31 +66,48 @@ func (d *Decoder) Decode(ctx context.Context, dst, value []byte) ([]byte, error)
 	if s.Format != d.format {
 		return dst, fmt.Errorf("%w: schema id %d is %s, the source reads %s", errNotFit, id, s.Format, d.format)
 	}
-	var v any
+	var out plainOut
+	jout := &jsonOut{b: dst}
+	tree := &treeOut{}
+	if d.to == Msgpack {
+		out = tree
+	} else {
+		out = jout
+	}
 	switch s.Format {
 	case Avro:
-		v, err = s.avro.decode(rest)
+		err = s.avro.decode(rest, out)
 	case Protobuf:
 		var index []int
 		index, rest, err = h.DecodeIndex(rest, maxIndexes)
 		if err != nil {
 			return dst, fmt.Errorf("%w: bad Protobuf message indexes: %w", errNotFit, err)
 		}
-		md, err := s.proto.message(index)
-		if err != nil {
-			return dst, fmt.Errorf("%w: schema id %d: %w", errNotFit, id, err)
+		md, merr := s.proto.message(index)
+		if merr != nil {
+			return dst, fmt.Errorf("%w: schema id %d: %w", errNotFit, id, merr)
 		}
-		v, err = decodeProto(md, rest)
-		if err != nil {
-			return dst, fmt.Errorf("%w: schema id %d: %w", errNotFit, id, err)
-		}
+		err = decodeProto(md, rest, out)
 	case JSONSchema:
-		v, err = s.json.validate(rest)
+		var v any
+		if v, err = s.json.validate(rest); err == nil {
+			if d.to == Msgpack {
+				tree.root = v
+			} else {
+				var buf bytes.Buffer
+				if err = json.Compact(&buf, rest); err == nil {
+					jout.b = append(jout.b, buf.Bytes()...)
+				}
+			}
+		}
 	}
 	if err != nil {
 		return dst, fmt.Errorf("%w: schema id %d: %w", errNotFit, id, err)
 	}
-	return appendPlain(dst, d.to, v)
+	if d.to == Msgpack {
+		return appendPlain(dst, Msgpack, tree.root)
+	}
+	return jout.b, nil
 }
 
 // Encoder writes plain values with one schema.

@@ -3,11 +3,15 @@ package schemas_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/sr"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/eddy-streams/eddy/schemas"
 )
@@ -44,6 +48,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		value := append([]byte{0, 0, 0, 0, id}, body...)
+		var first string // the value as canonical JSON, from the first target
 		for _, to := range []schemas.Plain{schemas.JSON, schemas.Msgpack} {
 			d := schemas.NewDecoder(reg, s.Format, to)
 			plain, err := d.Decode(ctx, nil, value)
@@ -51,7 +56,16 @@ func FuzzDecode(f *testing.F) {
 				if errors.Is(err, schemas.ErrUnavailable) || errors.Is(err, schemas.ErrUnknownSchema) {
 					t.Fatalf("a known schema: %v", err)
 				}
-				continue
+				if first != "" {
+					t.Fatalf("%s decoded as JSON but not as %s: %v", s.Format, to, err)
+				}
+				return
+			}
+			c := canonical(t, to, plain)
+			if first == "" {
+				first = c
+			} else if c != first {
+				t.Fatalf("%s: as JSON %s, as msgpack %s", s.Format, first, c)
 			}
 			msg := ""
 			if s.Format == schemas.Protobuf {
@@ -66,11 +80,53 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("%s decoded to %q, which does not encode again: %v", s.Format, plain, err)
 			}
 			plain2, err := d.Decode(ctx, nil, again)
-			if err != nil || !bytes.Equal(plain, plain2) {
+			if err != nil || canonical(t, to, plain2) != c {
 				t.Fatalf("%s: %q encoded and decoded again is %q, %v", s.Format, plain, plain2, err)
 			}
 		}
 	})
+}
+
+// canonical is a plain value as JSON with sorted keys and numbers as
+// float64 (so 10, 10.0 and a msgpack float 10 are alike).
+func canonical(t *testing.T, from schemas.Plain, b []byte) string {
+	var v any
+	if from == schemas.Msgpack {
+		dec := msgpack.NewDecoder(bytes.NewReader(b))
+		dec.SetMapDecoder(func(d *msgpack.Decoder) (any, error) { return d.DecodeMap() })
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("msgpack %q: %v", b, err)
+		}
+		v = jsonShape(v)
+	} else if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("JSON %q: %v", b, err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// jsonShape turns a msgpack value into what encoding/json would read from
+// its JSON: numbers as float64, bytes as base64 strings.
+func jsonShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonShape(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonShape(e)
+		}
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
+		f, _ := strconv.ParseFloat(fmt.Sprint(x), 64)
+		return f
+	}
+	return v
 }
 
 // messageOf names the message type the Protobuf message indexes at the

@@ -2,8 +2,11 @@ package schemas
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -48,6 +51,9 @@ func parseJSONSchema(text string, refs map[string]string) (*jsonSchema, error) {
 // validate checks doc, JSON text, against the schema and returns it as a
 // plain value.
 func (s *jsonSchema) validate(doc []byte) (any, error) {
+	if !json.Valid(doc) || !utf8.Valid(doc) {
+		return nil, errors.New("not JSON (in UTF-8)")
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)

@@ -90,64 +90,85 @@ func (s *protoSchema) byName(name string) (protoreflect.MessageDescriptor, []int
 	return found, index, nil
 }
 
-// decode reads b, a message of type md, into a plain value: an object of
-// its fields by their .proto names (a field without presence always, one
-// with presence when set), 64-bit integers as numbers, enums as their
-// value names, bytes as bytes.
-func decodeProto(md protoreflect.MessageDescriptor, b []byte) (any, error) {
+// decodeProto reads b, a message of type md, into out: an object of its
+// fields by their .proto names, in field order (a field without presence
+// always, one with presence when set), 64-bit integers as numbers, enums
+// as their value names, bytes as bytes, map entries by key.
+func decodeProto(md protoreflect.MessageDescriptor, b []byte, out plainOut) error {
 	m := dynamicpb.NewMessage(md)
 	if err := (proto.UnmarshalOptions{RecursionLimit: maxDepth}).Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("not a %s: %w", md.FullName(), err)
+		return fmt.Errorf("not a %s: %w", md.FullName(), err)
 	}
-	return plainMessage(m), nil
+	walkMessage(m, out)
+	return out.err()
 }
 
-func plainMessage(m protoreflect.Message) map[string]any {
+func walkMessage(m protoreflect.Message, out plainOut) {
 	fields := m.Descriptor().Fields()
-	out := make(map[string]any, fields.Len())
+	out.beginObject()
 	for i := range fields.Len() {
 		fd := fields.Get(i)
 		if fd.HasPresence() && !m.Has(fd) {
 			continue
 		}
-		out[string(fd.Name())] = plainField(fd, m.Get(fd))
+		out.key(string(fd.Name()))
+		walkField(fd, m.Get(fd), out)
 	}
-	return out
+	out.end()
 }
 
-func plainField(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
+func walkField(fd protoreflect.FieldDescriptor, v protoreflect.Value, out plainOut) {
 	switch {
 	case fd.IsList():
 		l := v.List()
-		out := make([]any, l.Len())
-		for i := range out {
-			out[i] = plainScalar(fd, l.Get(i))
+		out.beginArray()
+		for i := range l.Len() {
+			walkScalar(fd, l.Get(i), out)
 		}
-		return out
+		out.end()
+		return
 	case fd.IsMap():
-		out := map[string]any{}
-		v.Map().Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
-			out[k.String()] = plainScalar(fd.MapValue(), v)
+		mp := v.Map()
+		keys := make([]protoreflect.MapKey, 0, mp.Len())
+		mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+			keys = append(keys, k)
 			return true
 		})
-		return out
+		slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
+		out.beginObject()
+		for _, k := range keys {
+			out.key(k.String())
+			walkScalar(fd.MapValue(), mp.Get(k), out)
+		}
+		out.end()
+		return
 	}
-	return plainScalar(fd, v)
+	walkScalar(fd, v, out)
 }
 
-func plainScalar(fd protoreflect.FieldDescriptor, v protoreflect.Value) any {
+func walkScalar(fd protoreflect.FieldDescriptor, v protoreflect.Value, out plainOut) {
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return plainMessage(v.Message())
+		walkMessage(v.Message(), out)
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
-			return string(ev.Name())
+			out.str(string(ev.Name()))
+		} else {
+			out.integer(int64(v.Enum()))
 		}
-		return int64(v.Enum())
 	case protoreflect.BytesKind:
-		return append([]byte{}, v.Bytes()...) // empty, not null, when unset
+		out.bin(v.Bytes())
+	case protoreflect.BoolKind:
+		out.boolean(v.Bool())
+	case protoreflect.StringKind:
+		out.str(v.String())
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		out.float(v.Float())
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		out.unsigned(v.Uint())
+	default: // the signed integers
+		out.integer(v.Int())
 	}
-	return v.Interface() // bool, int32, int64, uint32, uint64, float32, float64, string
 }
 
 // encodeProto appends v, a plain value, as a message of type md: v's
