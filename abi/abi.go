@@ -2,10 +2,13 @@
 // and imports, the error codes, and the host side of the msgpack envelopes that
 // cross the boundary (abi/ABI.md is the specification).
 //
-// The codec is written by hand on top of package msgpack: encoding appends to a
-// caller's buffer and decoding fills caller-owned output structs, so the
-// per-record path does no reflection and, with reused buffers, almost no
-// allocation. Decoded byte slices are views into the decoded buffer.
+// The envelopes of the per-record and per-group paths are written by hand on
+// top of package msgpack: encoding appends to a caller's buffer and decoding
+// fills caller-owned output structs, so those paths do no reflection and,
+// with reused buffers, almost no allocation. The cold ones (the manifest, and
+// DecodeTimers) go through github.com/vmihailenco/msgpack/v5's streaming API
+// instead, with the same bounds; msgpackv5.go says which and why. Decoded
+// byte slices are views into the decoded buffer either way.
 //
 // abi imports no other Eddy package.
 package abi

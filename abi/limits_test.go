@@ -187,3 +187,45 @@ func TestManifestStringsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestV5DecodersClaimedLengths: the decoders that read through msgpack/v5
+// (DecodeManifest, DecodeTimers) refuse a length or a nesting their bytes
+// cannot hold before allocating for it or recursing into it, as the
+// hand-written ones do.
+func TestV5DecodersClaimedLengths(t *testing.T) {
+	junk := bytes.Repeat([]byte{0xc0}, 1<<20)
+	manifest := func(key string, value ...[]byte) []byte {
+		b := msgpack.AppendStr(msgpack.AppendInt(msgpack.AppendStr([]byte{0x82}, "abi"), 1), key)
+		for _, v := range value {
+			b = append(b, v...)
+		}
+		return b
+	}
+	decodeManifest := func(b []byte) error { _, err := abi.DecodeManifest(b); return err }
+	decodeTimers := func(b []byte) error { _, err := abi.DecodeTimers(b, nil); return err }
+	for _, tc := range []struct {
+		name   string
+		input  []byte
+		decode func([]byte) error
+		want   string
+	}{
+		{"kinds array32", manifest("kinds", []byte{0xdd, 0x7f, 0xff, 0xff, 0xff}, junk), decodeManifest, "manifest kinds: msgpack: unexpected end of input"},
+		{"name str32", manifest("name", []byte{0xdb, 0x7f, 0xff, 0xff, 0xff}, junk), decodeManifest, "manifest name: msgpack: unexpected end of input"},
+		{"bin32 over 2^31", manifest("x", []byte{0xc6, 0xff, 0xff, 0xff, 0xff}, junk), decodeManifest, "length 4294967295 too large"},
+		{"unknown key nested 1 MiB deep", manifest("x", bytes.Repeat([]byte{0x91}, 1<<20)), decodeManifest, "nesting deeper than 64"},
+		{"timers array32", append([]byte{0xdd, 0x00, 0x0f, 0xff, 0xff}, junk...), decodeTimers, "timers in 1048576 bytes"},
+		{"timer key bin32", append([]byte{0x91, 0x93, 0xc6, 0x7f, 0xff, 0xff, 0xff}, junk...), decodeTimers, "timer key: msgpack: unexpected end of input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			// The input is 1 MiB; decoding it must not allocate for what
+			// it claims (up to 4 GiB).
+			if n := allocated(func() { err = tc.decode(tc.input) }); n > 64<<10 {
+				t.Fatalf("decoding allocated %d bytes", n)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

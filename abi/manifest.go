@@ -1,10 +1,11 @@
 package abi
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
-	"github.com/eddy-streams/eddy/abi/msgpack"
+	msgpackv5 "github.com/vmihailenco/msgpack/v5"
 )
 
 // Manifest is what eddy_manifest returns (ABI.md, section 4).
@@ -19,38 +20,42 @@ type Manifest struct {
 // Has reports whether the manifest names kind k.
 func (m *Manifest) Has(k Kind) bool { return slices.Contains(m.Kinds, k) }
 
-// AppendManifest appends m as a msgpack map.
+// AppendManifest appends m as a msgpack map. It writes through msgpack/v5
+// (see msgpackv5.go): manifests are written by tests and tools, never on a
+// per-record path.
 func AppendManifest(b []byte, m *Manifest) []byte {
-	n := 2
-	for _, s := range []string{m.Name, m.Version, m.SDK} {
-		if s != "" {
-			n++
+	return appendV5(b, func(enc *msgpackv5.Encoder) error {
+		n := 2
+		for _, s := range []string{m.Name, m.Version, m.SDK} {
+			if s != "" {
+				n++
+			}
 		}
-	}
-	b = msgpack.AppendMapHeader(b, n)
-	b = msgpack.AppendStr(b, "abi")
-	b = msgpack.AppendInt(b, int64(m.ABI))
-	b = msgpack.AppendStr(b, "kinds")
-	b = msgpack.AppendArrayHeader(b, len(m.Kinds))
-	for _, k := range m.Kinds {
-		b = msgpack.AppendStr(b, string(k))
-	}
-	for _, kv := range [][2]string{{"name", m.Name}, {"version", m.Version}, {"sdk", m.SDK}} {
-		if kv[1] != "" {
-			b = msgpack.AppendStr(b, kv[0])
-			b = msgpack.AppendStr(b, kv[1])
+		err := errors.Join(enc.EncodeMapLen(n), enc.EncodeString("abi"), enc.EncodeInt(int64(m.ABI)),
+			enc.EncodeString("kinds"), enc.EncodeArrayLen(len(m.Kinds)))
+		for _, k := range m.Kinds {
+			err = errors.Join(err, enc.EncodeString(string(k)))
 		}
-	}
-	return b
+		for _, kv := range [][2]string{{"name", m.Name}, {"version", m.Version}, {"sdk", m.SDK}} {
+			if kv[1] != "" {
+				err = errors.Join(err, enc.EncodeString(kv[0]), enc.EncodeString(kv[1]))
+			}
+		}
+		return err
+	})
 }
 
 // DecodeManifest decodes and validates a manifest: abi must be Version and
 // kinds a non-empty list of known kinds without repeats. Unknown keys are
-// skipped.
+// skipped. It reads through msgpack/v5 (see msgpackv5.go): the host reads
+// one manifest per module load, where the quarter of a microsecond v5
+// costs more than the hand-written codec (BENCHMARKS.md) does not matter;
+// the manifest comes from the guest, and v5Reader keeps the bounds
+// msgpack.Reader has.
 func DecodeManifest(b []byte) (Manifest, error) {
+	r := getV5Reader(b)
+	defer putV5Reader(r)
 	var m Manifest
-	var r msgpack.Reader
-	r.Reset(b)
 	n, err := r.MapHeader()
 	if err != nil {
 		return m, malformed("manifest: %v", err)
