@@ -46,6 +46,7 @@ type devFlags struct {
 	events    int
 	duration  time.Duration
 	delivery  string
+	registry  string
 	admin     adminServerFlags
 }
 
@@ -60,7 +61,9 @@ Kafka-compatible broker, create the demo topics, produce generated orders
 Wasm functions (filter orders with amount >= 100, then upper-case them) with
 exactly-once delivery, and print the pipeline's output as it arrives. The
 malformed orders go to the dead-letter topic. Stop with Ctrl-C; other eddy
-commands (produce, consume) can use the broker meanwhile.`,
+commands (produce, consume, run) can use the broker meanwhile, and the embedded
+schema registry it starts (on 127.0.0.1:8081; --schema-registry) for pipelines
+that read or write avro, protobuf or json_schema.`,
 		Example: `  eddy dev
   eddy dev --rate 1000 --duration 30s
   eddy dev --port 19092 --events 500`,
@@ -74,6 +77,7 @@ commands (produce, consume) can use the broker meanwhile.`,
 	fl.IntVar(&f.events, "events", 0, "stop after generating this many orders (0: no limit)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until Ctrl-C)")
 	fl.StringVar(&f.delivery, "delivery", string(host.ExactlyOnce), "delivery guarantee of the demo pipeline")
+	fl.StringVar(&f.registry, "schema-registry", "127.0.0.1:8081", `address of an embedded schema registry for avro, protobuf and json_schema pipelines ("off" to disable); when it is the default and in use, the demo runs without one`)
 	fl.StringVar(&f.admin.addr, "admin-addr", admin.DefaultAddr, `address of the node's admin API, dashboard (/ui/) and metrics ("off" to disable); when it is the default and in use, the demo runs without one`)
 	f.admin.maxUpload = "64MiB"
 	return cmd
@@ -103,6 +107,18 @@ func (c *cli) runDev(ctx context.Context, f *devFlags) error {
 	defer b.Close()
 	brokers := []string{b.Addr()}
 	fmt.Fprintf(c.stderr, "eddy dev: broker on %s; topics demo-orders → [filter amount>=100 → upper] → demo-big-orders, failures → demo-dlq\n", b.Addr())
+	if f.registry != "off" {
+		r, err := embedded.StartRegistry(f.registry)
+		switch {
+		case err == nil:
+			defer r.Close()
+			fmt.Fprintf(c.stderr, "eddy dev: schema registry on %s (for pipelines with registry formats: eddy run --brokers %s)\n", r.URL(), b.Addr())
+		case f.registry == "127.0.0.1:8081":
+			fmt.Fprintf(c.stderr, "eddy dev: no schema registry: %v\n", err)
+		default:
+			return err
+		}
+	}
 
 	dir, err := os.MkdirTemp("", "eddy-dev")
 	if err != nil {

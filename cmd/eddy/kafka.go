@@ -43,6 +43,7 @@ func splitBrokers(s string) []string {
 
 func newBrokerCmd(c *cli) *cobra.Command {
 	var cfg embedded.Config
+	var registryAddr string
 	cmd := &cobra.Command{
 		Use:   "broker",
 		Short: "Run an embedded Kafka-compatible broker (for development and tests)",
@@ -50,9 +51,14 @@ func newBrokerCmd(c *cli) *cobra.Command {
 port, in memory unless --data-dir is given. Any Kafka client can use it. It is
 meant for development, demos and tests, not production: it has no replication
 and kfake's persistence does not survive a kill -9 with a transaction open.
+With --schema-registry it also serves an embedded schema registry (franz-go's
+srfake: the Confluent Schema Registry API, in memory) for pipelines whose
+sources and sinks are avro, protobuf or json_schema; it does not check
+compatibility when a schema is registered, as a real registry does.
 Stop it with Ctrl-C.`,
 		Example: `  eddy broker
-  eddy broker --port 19092 --topic orders --topic orders-out --partitions 8`,
+  eddy broker --port 19092 --topic orders --topic orders-out --partitions 8
+  eddy broker --schema-registry 127.0.0.1:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkPartitions(cfg.Partitions); err != nil {
@@ -65,6 +71,14 @@ Stop it with Ctrl-C.`,
 			}
 			defer b.Close()
 			fmt.Fprintf(c.stdout, "broker listening on %s (topics auto-created with %d partitions)\n", b.Addr(), cfg.Partitions)
+			if registryAddr != "" {
+				r, err := embedded.StartRegistry(registryAddr)
+				if err != nil {
+					return err
+				}
+				defer r.Close()
+				fmt.Fprintf(c.stdout, "schema registry on %s\n", r.URL())
+			}
 			<-cmd.Context().Done()
 			return nil
 		},
@@ -75,6 +89,7 @@ Stop it with Ctrl-C.`,
 	f.StringVar(&cfg.DataDir, "data-dir", "", "persist topics in this directory (default: in memory)")
 	f.IntVar(&cfg.Partitions, "partitions", 4, "partitions of auto-created and --topic topics")
 	f.StringArrayVar(&cfg.Topics, "topic", nil, "create this topic at start (repeatable)")
+	f.StringVar(&registryAddr, "schema-registry", "", "also serve an embedded schema registry on this address (host:port; port 0: any free port)")
 	return cmd
 }
 

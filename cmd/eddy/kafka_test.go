@@ -59,14 +59,14 @@ delivery: exactly_once
 }
 
 func TestDevRunsTheDemo(t *testing.T) {
-	addr := freeAddr(t)
+	addr, regAddr := freeAddr(t), freeAddr(t)
 	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--functions", td("go"), "--rate", "500", "--events", "300", "--duration", "8s",
-		"--admin-addr", addr)
+		"--admin-addr", addr, "--schema-registry", regAddr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") ||
-		!strings.Contains(stderr, "dashboard on http://"+addr+"/ui/") {
+		!strings.Contains(stderr, "dashboard on http://"+addr+"/ui/") || !strings.Contains(stderr, "schema registry on http://"+regAddr) {
 		t.Fatalf("stdout:\n%.500s\nstderr:\n%s", stdout, stderr)
 	}
 }
