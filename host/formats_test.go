@@ -364,3 +364,64 @@ func TestRegistryDownWhileRunning(t *testing.T) {
 		t.Fatalf("%d dead letters, want none: the registry's absence is not the records' fault", len(dlq))
 	}
 }
+
+// TestSinkMisfits writes the outputs of a map step with an Avro schema in
+// process: an output that fits is encoded with the subject's latest schema,
+// one that does not is not written, and its input record is dead-lettered
+// with the reason, at the sink.
+func TestSinkMisfits(t *testing.T) {
+	ctx := context.Background()
+	fake := srfake.New()
+	defer fake.Close()
+	reg, _ := schemas.NewRegistry(fake.URL(), schemas.Options{})
+	s, err := reg.Register(ctx, "out-value", schemas.Avro, `{"type":"record","name":"Shout","fields":[{"name":"NAME","type":"string"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, _ := filepath.Abs("../testdata/go/upper.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: shout
+source: {topics: [in]}
+steps:
+  - {name: up, kind: map, function: %s}
+sink: {topic: out, format: avro, registry: %s}
+dead_letter: {topic: dlq}
+`, upper, fake.URL()))
+	if p.Sink.Subject != "out-value" || p.Sink.Registry != fake.URL() {
+		t.Fatalf("sink defaults: %+v", p.Sink)
+	}
+	ip := startInProcess(t, p, 1)
+	var outs, dlq []abi.Record
+	ip.Out = func(topic string, r abi.Record, _ time.Time) {
+		r.Headers = append([]abi.Header(nil), r.Headers...)
+		if topic == "dlq" {
+			dlq = append(dlq, r)
+		} else {
+			outs = append(outs, r)
+		}
+	}
+	err = ip.Send(ctx, "in", []abi.Record{
+		{Key: []byte("a"), Value: []byte(`{"name":"ada"}`)},
+		{Key: []byte("b"), Value: []byte(`{"name":"bob","age":7}`)},
+		{Key: []byte("c"), Value: []byte(`{"name":"cy"}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := schemas.NewDecoder(reg, schemas.Avro, schemas.JSON)
+	var got []string
+	for _, r := range outs {
+		v, err := dec.Decode(ctx, nil, r.Value)
+		if err != nil || int(r.Value[4]) != s.ID {
+			t.Fatalf("output %q: %v", r.Value, err)
+		}
+		got = append(got, string(r.Key)+"="+string(v))
+	}
+	if strings.Join(got, " ") != `a={"NAME":"ADA"} c={"NAME":"CY"}` {
+		t.Fatalf("outputs %v", got)
+	}
+	if len(dlq) != 1 || string(dlq[0].Key) != "b" || string(dlq[0].Value) != `{"name":"bob","age":7}` ||
+		header(dlq[0], "eddy.step") != "sink" || header(dlq[0], "eddy.error.code") != "schema_misfit" ||
+		!strings.Contains(header(dlq[0], "eddy.error"), `record Shout has no field "AGE"`) {
+		t.Fatalf("dead letters %+v", dlq)
+	}
+}
