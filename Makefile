@@ -35,7 +35,7 @@ test-sdk:
 	cd sdk/assemblyscript && npm test
 
 fuzz:
-	@for p in ./abi/ ./nexmark/ ./jsonfield/ ./jsonl/ ./runtime/internal/interrupt/ ./windowing/ ./join/ ./state/ ./registry/ ./pipeline/ ./host/ ./host/admin/ ./schemas/; do \
+	@for p in ./abi/ ./nexmark/ ./jsonfield/ ./msgfield/ ./jsonl/ ./runtime/internal/interrupt/ ./windowing/ ./join/ ./state/ ./registry/ ./pipeline/ ./host/ ./host/admin/ ./schemas/; do \
 		for t in $$($(GO) test $$p -list 'Fuzz.*' | grep ^Fuzz); do \
 			echo "fuzz $$p $$t for $(FUZZTIME)"; \
 			out=$$($(GO) test $$p -run XXX -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \

@@ -14,9 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/join"
+	"github.com/eddy-streams/eddy/msgfield"
+	"github.com/eddy-streams/eddy/pipeline"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/state"
 	"github.com/eddy-streams/eddy/windowing"
@@ -29,7 +32,7 @@ import (
 // the node. A stream-stream join buffers both sides in the step's store
 // (with a changelog, like any state) and pairs them within the join window.
 // Each pair goes through the step's function (eddy_join), or without one
-// becomes {"left": <left value>, "right": <right value>}.
+// becomes {"left": <left value>, "right": <right value>} (Node.nest).
 type taskJoin struct {
 	table *join.TableJoin
 	win   *join.WindowJoin
@@ -383,7 +386,7 @@ func (t *task) joined(ctx context.Context, b *batch, s int, tj *taskJoin) ([]abi
 	inst := t.inst(s)
 	if inst == nil {
 		for i, p := range pairs {
-			next = append(next, abi.Record{Key: p.Key, Value: nest(p.Left, p.Right), Timestamp: p.Time})
+			next = append(next, abi.Record{Key: p.Key, Value: t.n.nest(p.Left, p.Right), Timestamp: p.Time})
 			nsrc = append(nsrc, tj.origin[i])
 		}
 		return next, nsrc, nil
@@ -433,10 +436,46 @@ func joinBufferSize(rec *abi.Record) int {
 	return n
 }
 
-// nest is the default join output: {"left": L, "right": R}, each side its
-// JSON value, a string if it is other text, base64 in "left_b64" if it is
-// not UTF-8, null when missing.
-func nest(l, r *abi.Record) []byte {
+// nest is the default join output, {"left": L, "right": R}, in the
+// pipeline's record format: nestJSON, or nestMsgpack in a msgpack pipeline.
+func (n *Node) nest(l, r *abi.Record) []byte {
+	if n.p.Source.ValueFormat() == pipeline.FormatMsgpack {
+		return nestMsgpack(l, r)
+	}
+	return nestJSON(l, r)
+}
+
+// nestMsgpack is the default join output of MessagePack values: a map
+// {"left": L, "right": R}, each side its value embedded as it is, binary
+// if it is not one MessagePack value (msgfield.Valid), nil when missing.
+func nestMsgpack(l, r *abi.Record) []byte {
+	var buf bytes.Buffer
+	e := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(e)
+	e.Reset(&buf)
+	// Writing to a bytes.Buffer does not fail.
+	e.EncodeMapLen(2)
+	for _, side := range []struct {
+		name string
+		rec  *abi.Record
+	}{{"left", l}, {"right", r}} {
+		e.EncodeString(side.name)
+		switch {
+		case side.rec == nil || side.rec.Value == nil:
+			e.EncodeNil()
+		case msgfield.Valid(side.rec.Value):
+			buf.Write(side.rec.Value)
+		default:
+			e.EncodeBytes(side.rec.Value)
+		}
+	}
+	return buf.Bytes()
+}
+
+// nestJSON is the default join output of JSON values: {"left": L,
+// "right": R}, each side its JSON value, a string if it is other text,
+// base64 in "left_b64" if it is not UTF-8, null when missing.
+func nestJSON(l, r *abi.Record) []byte {
 	b := []byte(`{`)
 	side := func(name string, rec *abi.Record) {
 		switch {

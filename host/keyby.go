@@ -7,30 +7,49 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/jsonfield"
+	"github.com/eddy-streams/eddy/msgfield"
+	"github.com/eddy-streams/eddy/pipeline"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
-// fieldKey extracts a key from a field of a JSON record value, named by a
-// dotted path. A string field's key is the string itself (unquoted); any
-// other value's key is its compact JSON text (42, true, {"a":1}).
-type fieldKey struct {
-	path jsonfield.Path
+// fieldKey extracts a key from a field of a record value, named by a
+// dotted path, in the pipeline's record format.
+type fieldKey interface {
+	// key returns the key of value, appended to dst.
+	key(dst, value []byte) ([]byte, error)
 }
 
-func newFieldKey(path string) (*fieldKey, error) {
+// newFieldKey returns the fieldKey of path for values in format (the
+// pipeline's Source.ValueFormat): MessagePack for msgpack, JSON otherwise.
+func newFieldKey(format, path string) (fieldKey, error) {
+	if format == pipeline.FormatMsgpack {
+		p, err := msgfield.Parse(path)
+		if err != nil {
+			return nil, err
+		}
+		return msgpackKey{p}, nil
+	}
 	p, err := jsonfield.Parse(path)
 	if err != nil {
 		return nil, err
 	}
-	return &fieldKey{path: p}, nil
+	return jsonKey{p}, nil
 }
 
 var errNullKey = errors.New("is null")
 
-// key returns the key of value, appended to dst.
-func (f *fieldKey) key(dst, value []byte) ([]byte, error) {
+// jsonKey is the key of a JSON field: a string's key is the string itself
+// (unquoted); any other value's key is its compact JSON text (42, true,
+// {"a":1}).
+type jsonKey struct {
+	path jsonfield.Path
+}
+
+func (f jsonKey) key(dst, value []byte) ([]byte, error) {
 	raw, err := f.path.Find(value)
 	if err != nil {
 		return dst, err
@@ -54,9 +73,39 @@ func (f *fieldKey) key(dst, value []byte) ([]byte, error) {
 	return append(dst, buf.Bytes()...), nil
 }
 
+// msgpackKey is the key of a MessagePack field: a string's or a binary
+// value's key is its bytes; any other value's key is its canonical JSON
+// text (msgfield.AppendJSON), so that equal values are equal keys however
+// they are encoded (an integer in any width, or a float equal to it, is
+// its decimal digits: 42; a map has its members sorted by key), and a
+// number's key is the same as in a JSON pipeline. nil is refused, as JSON's
+// null is.
+type msgpackKey struct {
+	path msgfield.Path
+}
+
+func (f msgpackKey) key(dst, value []byte) ([]byte, error) {
+	raw, err := f.path.Find(value)
+	if err != nil {
+		return dst, err
+	}
+	if raw[0] == msgpcode.Nil {
+		return dst, fmt.Errorf("field %s %w", f.path, errNullKey)
+	}
+	if b, ok := msgfield.Bytes(raw); ok {
+		return append(dst, b...), nil
+	}
+	out, err := msgfield.AppendJSON(dst, raw)
+	if err != nil {
+		return dst, fmt.Errorf("field %s: %w", f.path, err)
+	}
+	return out, nil
+}
+
 // keyBy gives the records of a key_by step their new keys. Records whose key
-// cannot be computed (not JSON, field missing or null, the guest refused or
-// failed) go to the dead-letter topic; the others are returned, rekeyed.
+// cannot be computed (not JSON or not MessagePack, as the pipeline's record
+// format is; field missing or null; the guest refused or failed) go to the
+// dead-letter topic; the others are returned, rekeyed.
 func (t *task) keyBy(ctx context.Context, b *batch, s int, cur []abi.Record, src []int32) ([]abi.Record, []int32, error) {
 	step := &t.n.p.Steps[s]
 	fail := func(j int, reason string) {
@@ -65,7 +114,7 @@ func (t *task) keyBy(ctx context.Context, b *batch, s int, cur []abi.Record, src
 	}
 	next, nsrc := cur[:0:0], make([]int32, 0, len(cur))
 	if step.Field != "" {
-		fk, err := newFieldKey(step.Field)
+		fk, err := newFieldKey(t.n.p.Source.ValueFormat(), step.Field)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -17,7 +17,7 @@ func TestFieldKey(t *testing.T) {
 		{"user", `not json`, "", "the value is not a JSON object"},
 	}
 	for _, tc := range tests {
-		f, err := newFieldKey(tc.path)
+		f, err := newFieldKey("json", tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}

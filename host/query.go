@@ -274,7 +274,7 @@ func (n *Node) readStore(ctx context.Context, qs queryStore, p int32, q admin.St
 	}
 	// An aggregate store: the result of each window, from its accumulator
 	// or, for hopping windows, the merge of its panes' (windowing.Compose).
-	cfg, err := n.p.Steps[qs.step].Windowing()
+	cfg, err := n.p.Steps[qs.step].Windowing(n.p.Source.ValueFormat())
 	if err != nil {
 		return nil, err
 	}

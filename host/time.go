@@ -44,7 +44,7 @@ func (t *task) initTime() error {
 		if !timed {
 			continue
 		}
-		cfg, err := n.p.Steps[s].Windowing()
+		cfg, err := n.p.Steps[s].Windowing(n.p.Source.ValueFormat())
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (t *task) initTime() error {
 // windowConfig is the configuration of aggregate step s's windower. Its
 // records carry their event time as their timestamp already (eventTimes).
 func (t *task) windowConfig(s int) (windowing.Config, error) {
-	cfg, err := t.n.p.Steps[s].Windowing()
+	cfg, err := t.n.p.Steps[s].Windowing(t.n.p.Source.ValueFormat())
 	cfg.Time = nil
 	// The updates an aggregate folds (retract.go) come in any time order:
 	// its upstreams' progress alone says what is still to come.

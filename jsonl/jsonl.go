@@ -18,6 +18,16 @@
 // base64 strings. What a Writer writes reads back as the same records, but
 // for the white space of JSON keys and values. A line is one JSON object,
 // white space around it at most.
+//
+// With Msgpack set, values are MessagePack (a msgpack pipeline's records)
+// and lines show them as JSON: a Reader converts every "value" but null to
+// MessagePack (msgfield.FromJSON), and a Writer writes every value that is
+// one MessagePack value as its JSON text (msgfield.AppendJSON), other bytes
+// (and the lone MessagePack nil, which "value": null would read back as no
+// value) as "value_b64". "value_b64" carries bytes as they are either way,
+// and keys are as without Msgpack (Base64 then applies to keys only). What
+// a Writer writes reads back as MessagePack values equal to the records',
+// in canonical form: integers in the fewest bytes, maps sorted by key.
 package jsonl
 
 import (
@@ -33,7 +43,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/msgfield"
 )
 
 // MaxLine is the longest line a Reader accepts.
@@ -50,9 +63,10 @@ type line struct {
 
 // Reader reads records from JSON lines.
 type Reader struct {
-	Base64 bool // key and value strings are base64
-	sc     *bufio.Scanner
-	n      int
+	Base64  bool // key and value strings are base64
+	Msgpack bool // values are converted to MessagePack
+	sc      *bufio.Scanner
+	n       int
 }
 
 // NewReader returns a Reader over r.
@@ -117,7 +131,11 @@ func (r *Reader) parse(b []byte) (abi.Record, error) {
 	if rec.Key, err = r.payload("key", l.Key, l.KeyB64); err != nil {
 		return rec, err
 	}
-	if rec.Value, err = r.payload("value", l.Value, l.ValueB64); err != nil {
+	if r.Msgpack && l.ValueB64 == nil && !isNull(l.Value) {
+		if rec.Value, err = msgfield.FromJSON(nil, l.Value); err != nil {
+			return rec, fmt.Errorf("value: to MessagePack: %w", err)
+		}
+	} else if rec.Value, err = r.payload("value", l.Value, l.ValueB64); err != nil {
 		return rec, err
 	}
 	if rec.Timestamp, err = timestamp(l.Timestamp); err != nil {
@@ -207,9 +225,10 @@ func timestamp(v json.RawMessage) (int64, error) {
 
 // Writer writes records as JSON lines.
 type Writer struct {
-	Base64 bool // write keys and values as base64 strings
-	w      *bufio.Writer
-	buf    []byte
+	Base64  bool // write keys and values as base64 strings
+	Msgpack bool // show MessagePack values as JSON
+	w       *bufio.Writer
+	buf     []byte
 }
 
 // NewWriter returns a Writer to w. Call Flush when done.
@@ -220,7 +239,11 @@ func (w *Writer) Write(rec *abi.Record) error {
 	b := append(w.buf[:0], '{')
 	b = w.appendPayload(b, "key", rec.Key)
 	b = append(b, ',')
-	b = w.appendPayload(b, "value", rec.Value)
+	if w.Msgpack {
+		b = appendMsgpack(b, rec.Value)
+	} else {
+		b = w.appendPayload(b, "value", rec.Value)
+	}
 	b = append(b, `,"timestamp":`...)
 	b = strconv.AppendInt(b, rec.Timestamp, 10)
 	if len(rec.Headers) > 0 {
@@ -263,6 +286,21 @@ func (w *Writer) appendPayload(b []byte, field string, v []byte) []byte {
 	default:
 		return appendString(append(appendString(b, field+"_b64"), ':'), base64.StdEncoding.EncodeToString(v))
 	}
+}
+
+// appendMsgpack appends the "value" member of a MessagePack value: its JSON
+// text, null for no value, "value_b64" for the lone nil and for bytes that
+// are not one MessagePack value with a JSON form.
+func appendMsgpack(b, v []byte) []byte {
+	if v == nil {
+		return append(b, `"value":null`...)
+	}
+	if len(v) != 1 || v[0] != msgpcode.Nil {
+		if out, err := msgfield.AppendJSON(append(b, `"value":`...), v); err == nil {
+			return out
+		}
+	}
+	return appendString(append(appendString(b, "value_b64"), ':'), base64.StdEncoding.EncodeToString(v))
 }
 
 // jsonOtherThanString says whether v is JSON whose first token is not a

@@ -97,3 +97,71 @@ func TestBase64(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestMsgpack: with Msgpack, values are read from JSON into MessagePack and
+// written back as JSON; bytes that are not MessagePack, and the lone nil,
+// as value_b64; keys as without it.
+func TestMsgpack(t *testing.T) {
+	in := `{"key":"k1","value":{"b":[1,-2,3.5],"a":"x"},"timestamp":5}
+{"key":"k2","value":"text"}
+{"key":"k3","value":null}
+{"key":"k4","value_b64":"/wA="}
+{"key":"k5","value_b64":"wA=="}
+{"key":"k6","value":42}
+`
+	r := jsonl.NewReader(strings.NewReader(in))
+	r.Msgpack = true
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]byte{
+		{0x82, 0xa1, 'a', 0xa1, 'x', 0xa1, 'b', 0x93, 1, 0xfe, 0xcb, 0x40, 0x0c, 0, 0, 0, 0, 0, 0},
+		{0xa4, 't', 'e', 'x', 't'},
+		nil,
+		{0xff, 0},
+		{0xc0},
+		{42},
+	}
+	for i, w := range want {
+		if !bytes.Equal(recs[i].Value, w) || (recs[i].Value == nil) != (w == nil) {
+			t.Errorf("record %d: value %x, want %x", i, recs[i].Value, w)
+		}
+	}
+	var out bytes.Buffer
+	w := jsonl.NewWriter(&out)
+	w.Msgpack = true
+	for i := range recs {
+		w.Write(&recs[i])
+	}
+	w.Flush()
+	wantOut := `{"key":"k1","value":{"a":"x","b":[1,-2,3.5]},"timestamp":5}
+{"key":"k2","value":"text","timestamp":0}
+{"key":"k3","value":null,"timestamp":0}
+{"key":"k4","value_b64":"/wA=","timestamp":0}
+{"key":"k5","value_b64":"wA==","timestamp":0}
+{"key":"k6","value":42,"timestamp":0}
+`
+	if out.String() != wantOut {
+		t.Fatalf("wrote\n%s\nwant\n%s", out.String(), wantOut)
+	}
+	rr := jsonl.NewReader(&out)
+	rr.Msgpack = true
+	again, err := rr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if !bytes.Equal(again[i].Value, recs[i].Value) {
+			t.Errorf("record %d changed on a round trip: %x vs %x", i, again[i].Value, recs[i].Value)
+		}
+	}
+	if _, err := rr.Read(); err == nil {
+		t.Fatal("read past the end")
+	}
+	bad := jsonl.NewReader(strings.NewReader(`{"value":1e999}`))
+	bad.Msgpack = true
+	if _, err := bad.Read(); err == nil || !strings.Contains(err.Error(), "line 1: value: to MessagePack") {
+		t.Fatalf("a number beyond float64: %v", err)
+	}
+}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/jsonfield"
+	"github.com/eddy-streams/eddy/msgfield"
 	"github.com/eddy-streams/eddy/windowing"
 )
 
@@ -62,15 +63,16 @@ const (
 	// which the steps after it read as records (a stateful one after a
 	// key_by step).
 	StepAggregate StepKind = "aggregate"
-	// StepKeyBy gives every record a new key: a field of its JSON value or
-	// the result of the guest's eddy_key. When a stateful step follows, the
+	// StepKeyBy gives every record a new key: a field of its value (in the
+	// pipeline's record format) or the result of the guest's eddy_key. When a stateful step follows, the
 	// records are first redistributed by their new key through a
 	// repartition topic, so that each key's state lives in one task.
 	StepKeyBy StepKind = "key_by"
 	// StepJoin joins each record with a table (table: a table of the
 	// pipeline) or with the records of another stream within a join window
 	// (stream: a topic). The function, optional, exports eddy_join; without
-	// one the output value nests both JSON values: {"left":…,"right":…}.
+	// one the output value nests both values: {"left":…,"right":…}, a JSON
+	// object or, in a msgpack pipeline, a MessagePack map.
 	StepJoin StepKind = "join"
 	// StepBranch sends each record to the first of its branches whose
 	// predicate (a filter function) keeps it; later steps read a branch as
@@ -96,7 +98,7 @@ type Time string
 // Time sources.
 const (
 	// TimeEvent (the default) is event time: the record timestamp, or a
-	// JSON field (time_field), or the guest's eddy_timestamp
+	// field of the value (time_field), or the guest's eddy_timestamp
 	// (time_function).
 	TimeEvent Time = "event"
 	// TimeLogAppend is the time the broker appended the record: the record
@@ -151,13 +153,15 @@ type Source struct {
 	Topics []string `yaml:"topics"`
 	// Start is where a new consumer group starts: earliest or latest.
 	Start string `yaml:"start"`
-	// Format of record values: json or bytes (functions receive the
-	// bytes as they are; tools display them), or a schema registry's
-	// avro, protobuf or json_schema: values in the Confluent wire format,
-	// which the host decodes with their writer's schema into As before
-	// any step sees them (a record that does not decode is dead-lettered).
-	// The format applies to every topic the pipeline reads records from
-	// (source topics, a stream join's stream), not to tables.
+	// Format of record values: json, msgpack or bytes (functions receive
+	// the bytes as they are; the node reads and writes them in this format
+	// where a step reads a field or makes a value: ValueFormat), or a
+	// schema registry's avro, protobuf or json_schema: values in the
+	// Confluent wire format, which the host decodes with their writer's
+	// schema into As before any step sees them (a record that does not
+	// decode is dead-lettered). The format applies to every topic the
+	// pipeline reads records from (source topics, a stream join's stream),
+	// not to tables.
 	Format string `yaml:"format"`
 	// Registry is the schema registry's URL, for the registry formats.
 	Registry string `yaml:"registry"`
@@ -174,13 +178,24 @@ var RegistryFormats = []string{"avro", "protobuf", "json_schema"}
 func IsRegistryFormat(f string) bool { return slices.Contains(RegistryFormats, f) }
 
 // ValueFormat is the format of the values steps read: As for a registry
-// format, else Format.
+// format, else Format. It is the pipeline's record format from the source
+// to the sink: the node reads values only where a step reads a field of
+// them (a key_by field, a time_field) and writes them only where it makes
+// one (a join's default output), in this format; functions may output
+// anything, and the steps after one read what it outputs as this format.
 func (s *Source) ValueFormat() string {
 	if IsRegistryFormat(s.Format) {
 		return s.As
 	}
 	return s.Format
 }
+
+// The value formats steps read (ValueFormat), besides the registry formats.
+const (
+	FormatJSON    = "json"
+	FormatMsgpack = "msgpack"
+	FormatBytes   = "bytes"
+)
 
 // Table is a table source: the latest value of each key of a compacted
 // topic (a null value deletes the key), kept in a state store that join
@@ -199,8 +214,9 @@ type Step struct {
 	Name     string   `yaml:"name"`
 	Kind     StepKind `yaml:"kind"`
 	Function string   `yaml:"function"`
-	// Field is a key_by step's key: a dotted path into the JSON value (the
-	// alternative to a function exporting eddy_key).
+	// Field is a key_by step's key: a dotted path into the value, JSON or
+	// MessagePack as the pipeline's record format is (the alternative to a
+	// function exporting eddy_key).
 	Field string `yaml:"field"`
 	// Table (a stream-table join) or Stream (a stream-stream join: the
 	// other stream's topic) is what a join step joins with; Type is its
@@ -235,9 +251,10 @@ type Step struct {
 	// Time is an aggregate step's time source: event (default),
 	// log_append or processing.
 	Time Time `yaml:"time"`
-	// TimeField takes event time from a JSON field of the value (a dotted
-	// path; integer milliseconds or RFC 3339) instead of the record
-	// timestamp.
+	// TimeField takes event time from a field of the value, JSON or
+	// MessagePack as the pipeline's record format is (a dotted path;
+	// integer milliseconds or RFC 3339, and in MessagePack also a float of
+	// milliseconds or a timestamp) instead of the record timestamp.
 	TimeField string `yaml:"time_field"`
 	// TimeFunction takes event time from a Wasm module's eddy_timestamp
 	// (the path of a .wasm file, which may be the step's own function).
@@ -913,7 +930,7 @@ func (p *Pipeline) setDefaults() {
 		p.Source.Start = "earliest"
 	}
 	if p.Source.Format == "" {
-		p.Source.Format = "json"
+		p.Source.Format = FormatJSON
 	}
 	if IsRegistryFormat(p.Source.Format) && p.Source.As == "" {
 		p.Source.As = "json"
@@ -1038,7 +1055,7 @@ func (p *Pipeline) validate() error {
 		case StepAggregate:
 			if s.Window == nil {
 				bad(f+".window", "an aggregate step needs a window (type: tumbling, hopping, sliding, session or global)")
-			} else if _, err := s.Windowing(); err != nil {
+			} else if _, err := s.Windowing(p.Source.ValueFormat()); err != nil {
 				bad(f+".window", "%v", err)
 			}
 			switch s.Time {
@@ -1069,7 +1086,7 @@ func (p *Pipeline) validate() error {
 		}
 		switch {
 		case s.Kind == StepKeyBy && s.Function == "" && s.Field == "":
-			bad(f+".field", "a key_by step needs a field (a dotted path into the JSON value) or a function exporting eddy_key")
+			bad(f+".field", "a key_by step needs a field (a dotted path into the value) or a function exporting eddy_key")
 		case s.Kind == StepKeyBy && s.Function != "" && s.Field != "":
 			bad(f+".field", "give field or function, not both")
 		case s.Kind != StepKeyBy && s.Field != "":
@@ -1306,7 +1323,7 @@ func (s *Step) MaxIdleOrDefault() time.Duration {
 
 // checkFormats checks the source's and the sink's formats.
 func (p *Pipeline) checkFormats(bad func(field, format string, args ...any)) {
-	plain := []string{"json", "bytes"}
+	plain := []string{FormatJSON, FormatMsgpack, FormatBytes}
 	all := strings.Join(append(slices.Clone(plain), RegistryFormats...), ", ")
 	src := &p.Source
 	if f := src.Format; !slices.Contains(plain, f) && !IsRegistryFormat(f) {
@@ -1671,8 +1688,11 @@ func (p *Pipeline) Table(name string) *Table {
 	return nil
 }
 
-// Windowing is the windowing configuration of an aggregate step.
-func (s *Step) Windowing() (windowing.Config, error) {
+// Windowing is the windowing configuration of an aggregate step whose
+// records' values are in format, the pipeline's Source.ValueFormat: its
+// time_field is read from MessagePack values in a msgpack pipeline, from
+// JSON ones otherwise.
+func (s *Step) Windowing(format string) (windowing.Config, error) {
 	w := s.Window
 	var spec windowing.Spec
 	switch w.Type {
@@ -1706,7 +1726,14 @@ func (s *Step) Windowing() (windowing.Config, error) {
 	case TimeLogAppend:
 		cfg.Time = windowing.LogAppendTime{}
 	}
-	if s.TimeField != "" {
+	switch {
+	case s.TimeField != "" && format == FormatMsgpack:
+		ex, err := msgfield.NewTimeField(s.TimeField)
+		if err != nil {
+			return windowing.Config{}, err
+		}
+		cfg.Time = ex
+	case s.TimeField != "":
 		ex, err := windowing.NewJSONField(s.TimeField)
 		if err != nil {
 			return windowing.Config{}, err

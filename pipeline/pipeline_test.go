@@ -314,3 +314,49 @@ func TestFromErrors(t *testing.T) {
 		t.Fatalf("from: source after a repartition: %v", err)
 	}
 }
+
+// TestFormats: source.format may be msgpack, besides json, bytes and the
+// registry formats; the sink's defaults to the steps' value format, which is
+// the one key_by fields and an aggregate's time_field are read in.
+func TestFormats(t *testing.T) {
+	withFormats := func(source, sink string) string {
+		y := goodPipeline
+		if source != "" {
+			y = strings.Replace(y, "  topics: [orders]\n", "  topics: [orders]\n  format: "+source+"\n", 1)
+		}
+		if sink != "" {
+			y = strings.Replace(y, "  topic: orders-out\n", "  topic: orders-out\n  format: "+sink+"\n", 1)
+		}
+		return y
+	}
+	for _, tc := range []struct{ source, sink, wantSource, wantSink string }{
+		{"", "", "json", "json"},
+		{"msgpack", "", "msgpack", "msgpack"},
+		{"msgpack", "msgpack", "msgpack", "msgpack"},
+		{"bytes", "", "bytes", "bytes"},
+	} {
+		p, err := ParsePipeline("p.yaml", []byte(withFormats(tc.source, tc.sink)))
+		if err != nil {
+			t.Fatalf("%s/%s: %v", tc.source, tc.sink, err)
+		}
+		if p.Source.Format != tc.wantSource || p.Sink.Format != tc.wantSink || p.Source.ValueFormat() != tc.wantSource {
+			t.Errorf("%s/%s: source %s, sink %s, steps %s", tc.source, tc.sink, p.Source.Format, p.Sink.Format, p.Source.ValueFormat())
+		}
+	}
+	for _, tc := range []struct{ source, sink, want string }{
+		{"cbor", "", `p.yaml:4: source.format: must be one of json, msgpack, bytes, avro, protobuf, json_schema, got "cbor"`},
+		{"msgpack", "json", `p.yaml:11: sink.format: must be the steps' value format msgpack or one of avro, protobuf, json_schema, got "json"`},
+	} {
+		_, err := ParsePipeline("p.yaml", []byte(withFormats(tc.source, tc.sink)))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s/%s: error %v does not say %q", tc.source, tc.sink, err, tc.want)
+		}
+	}
+	agg := Step{Kind: StepAggregate, Window: &WindowSpec{Type: "tumbling", Size: time.Second}, TimeField: "p.ts"}
+	for format, want := range map[string]string{FormatJSON: "*windowing.JSONField", FormatMsgpack: "*msgfield.TimeField", FormatBytes: "*windowing.JSONField"} {
+		cfg, err := agg.Windowing(format)
+		if got := fmt.Sprintf("%T", cfg.Time); err != nil || got != want {
+			t.Errorf("%s: time_field read by %s, %v; want %s", format, got, err, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/jsonl"
+	"github.com/eddy-streams/eddy/pipeline"
 )
 
 // DefaultBrokers is where eddy broker listens and where the other commands
@@ -96,16 +97,24 @@ Stop it with Ctrl-C.`,
 func newProduceCmd(c *cli) *cobra.Command {
 	var brokers, topic, input string
 	var b64 bool
+	var ff formatFlags
 	cmd := &cobra.Command{
-		Use:   "produce --topic TOPIC [--input FILE|-]",
+		Use:   "produce --topic TOPIC [--input FILE|-] [--format json|msgpack]",
 		Short: "Write JSON-lines records to a topic",
 		Long: `Read records as JSON lines (the format of eddy test: key, value, timestamp,
 headers) and write them to a topic, keyed with Kafka's default partitioner.
-Progress is reported on stderr every 10,000 records.`,
+Progress is reported on stderr every 10,000 records.
+
+` + formatHelp,
 		Example: `  eddy produce --topic orders --input testdata/samples/orders.jsonl
-  echo '{"key":"a","value":"hello"}' | eddy produce --topic words`,
+  echo '{"key":"a","value":"hello"}' | eddy produce --topic words
+  echo '{"key":"a","value":{"user":{"id":7}}}' | eddy produce --topic events --format msgpack`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := ff.resolve(topic)
+			if err != nil {
+				return err
+			}
 			in := c.stdin
 			if input != "-" {
 				f, err := os.Open(input)
@@ -116,7 +125,7 @@ Progress is reported on stderr every 10,000 records.`,
 				in = f
 			}
 			r := jsonl.NewReader(in)
-			r.Base64 = b64
+			r.Base64, r.Msgpack = b64, format == pipeline.FormatMsgpack
 			start := time.Now()
 			n, err := host.Produce(cmd.Context(), splitBrokers(brokers), topic, r.Read, func(n int) {
 				fmt.Fprintf(c.stderr, "\rproduced %d records", n)
@@ -134,7 +143,8 @@ Progress is reported on stderr every 10,000 records.`,
 	brokersFlag(cmd, &brokers)
 	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic to write to")
 	cmd.Flags().StringVarP(&input, "input", "i", "-", "JSON-lines file, - for stdin")
-	cmd.Flags().BoolVar(&b64, "base64", false, "keys and values are base64 strings")
+	cmd.Flags().BoolVar(&b64, "base64", false, "keys and values are base64 strings (with --format msgpack: keys)")
+	ff.register(cmd)
 	cmd.MarkFlagRequired("topic")
 	return cmd
 }
@@ -143,19 +153,27 @@ func newConsumeCmd(c *cli) *cobra.Command {
 	var brokers, topic string
 	var opts host.ConsumeOptions
 	var b64, withMeta bool
+	var ff formatFlags
 	cmd := &cobra.Command{
-		Use:   "consume --topic TOPIC",
+		Use:   "consume --topic TOPIC [--format json|msgpack]",
 		Short: "Print a topic's records as JSON lines",
 		Long: `Read a topic from the beginning (or --latest) and print its records as JSON
 lines. Reads with read_committed isolation by default, as exactly-once
 consumers do: records of aborted or open transactions are not shown. Stops
-after --max records or when nothing arrives for --idle.`,
+after --max records or when nothing arrives for --idle.
+
+` + formatHelp,
 		Example: `  eddy consume --topic orders-out --idle 2s
-  eddy consume --topic orders-out --max 10 --meta`,
+  eddy consume --topic orders-out --max 10 --meta
+  eddy consume --topic events-out --pipeline events.yaml   # the sink's format`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := ff.resolve(topic)
+			if err != nil {
+				return err
+			}
 			w := jsonl.NewWriter(c.stdout)
-			w.Base64 = b64
+			w.Base64, w.Msgpack = b64, format == pipeline.FormatMsgpack
 			defer w.Flush()
 			n, err := host.Consume(cmd.Context(), splitBrokers(brokers), topic, opts, func(r abi.Record, m host.Meta) error {
 				if withMeta {
@@ -184,8 +202,9 @@ after --max records or when nothing arrives for --idle.`,
 	f.BoolVar(&opts.ReadUncommitted, "read-uncommitted", false, "also show records of open and aborted transactions")
 	f.IntVar(&opts.Max, "max", 0, "stop after this many records")
 	f.DurationVar(&opts.Idle, "idle", 0, "stop when no record arrives for this long (0: never)")
-	f.BoolVar(&b64, "base64", false, "print keys and values as base64")
+	f.BoolVar(&b64, "base64", false, "print keys and values as base64 (with --format msgpack: keys)")
 	f.BoolVar(&withMeta, "meta", false, "add an eddy.meta header with topic/partition/offset")
+	ff.register(cmd)
 	cmd.MarkFlagRequired("topic")
 	return cmd
 }

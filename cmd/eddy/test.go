@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,16 +12,20 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/jsonl"
+	"github.com/eddy-streams/eddy/msgfield"
+	"github.com/eddy-streams/eddy/pipeline"
 	"github.com/eddy-streams/eddy/runtime"
 	"github.com/eddy-streams/eddy/state"
 )
 
 type testFlags struct {
 	functionFlags
+	formatFlags
 	input     string
 	kind      string
 	batchSize int
@@ -50,24 +55,29 @@ is an object {"left": ..., "right": ...} (either side may be null or absent)
 and the joined value is printed with the record's key.
 
 Records the function fails on are reported on stderr with their line number
-and cause, the other records are still printed, and the exit status is 1.`,
+and cause, the other records are still printed, and the exit status is 1.
+
+` + formatHelp + ` With --format msgpack the function receives
+MessagePack values (for join: each side), and its outputs are shown as JSON.`,
 		Example: `  eddy test testdata/go/upper.wasm --input testdata/samples/words.jsonl
   echo '{"key":"a","value":"hello"}' | eddy test testdata/go/upper.wasm
   eddy test testdata/go/stats.wasm --input testdata/samples/amounts.jsonl
   eddy test testdata/go/counter.wasm --state --input testdata/samples/words.jsonl
-  eddy test testdata/go/prefix.wasm --config prefix=hello- --input testdata/samples/words.jsonl`,
+  eddy test testdata/go/prefix.wasm --config prefix=hello- --input testdata/samples/words.jsonl
+  eddy test fn.wasm --pipeline events.yaml --input events.jsonl   # values as the pipeline's (say, msgpack)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.runTest(cmd.Context(), args[0], &f)
 		},
 	}
-	f.register(cmd, runtime.DefaultCallTimeout)
+	f.functionFlags.register(cmd, runtime.DefaultCallTimeout)
 	f.registerConfig(cmd)
+	f.formatFlags.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVarP(&f.input, "input", "i", "-", "JSON-lines input file, - for stdin")
 	fl.StringVar(&f.kind, "kind", "", "kind to run: process, aggregate, join, key or timestamp (default: the module's first)")
 	fl.IntVar(&f.batchSize, "batch", 1024, "records per call into the function")
-	fl.BoolVar(&f.base64, "base64", false, "keys and values are base64 strings, in and out")
+	fl.BoolVar(&f.base64, "base64", false, "keys and values are base64 strings, in and out (with --format msgpack: keys)")
 	fl.BoolVar(&f.withState, "state", false, "give the function an in-memory keyed state store")
 	return cmd
 }
@@ -76,6 +86,11 @@ func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
 	if f.batchSize < 1 || f.batchSize > host.MaxBatchSize {
 		return fmt.Errorf("--batch: must be between 1 and %d, got %d", host.MaxBatchSize, f.batchSize)
 	}
+	format, err := f.resolve("")
+	if err != nil {
+		return err
+	}
+	msgpack := format == pipeline.FormatMsgpack
 	fn, done, err := c.loadFunction(ctx, path, &f.functionFlags)
 	if err != nil {
 		return err
@@ -95,9 +110,9 @@ func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
 		in = file
 	}
 	r := jsonl.NewReader(in)
-	r.Base64 = f.base64
+	r.Base64, r.Msgpack = f.base64, msgpack
 	w := jsonl.NewWriter(c.stdout)
-	w.Base64 = f.base64
+	w.Base64, w.Msgpack = f.base64, msgpack
 	defer w.Flush()
 
 	inst, err := fn.Acquire(ctx)
@@ -105,7 +120,7 @@ func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
 		return err
 	}
 	defer fn.Release(ctx, inst)
-	t := &tester{c: c, inst: inst, w: w, batch: f.batchSize}
+	t := &tester{c: c, inst: inst, w: w, batch: f.batchSize, msgpack: msgpack}
 	if f.withState {
 		inst.SetState(state.NewMemory())
 		if m := fn.Manifest(); m.Has(abi.KindTimer) {
@@ -163,6 +178,9 @@ type tester struct {
 	// first (processTimed).
 	timers *runtime.MemoryTimers
 	lines  []int // input line of each record of the current batch
+	// msgpack says the values are MessagePack (--format msgpack): a join
+	// input's sides are then read from a MessagePack map.
+	msgpack bool
 }
 
 // readBatch reads up to t.batch records, remembering their line numbers.
@@ -448,16 +466,10 @@ func (t *tester) join(ctx context.Context, r *jsonl.Reader) error {
 	return t.eachBatch(r, func(recs []abi.Record) error {
 		keys, left, right := make([][]byte, len(recs)), make([][]byte, len(recs)), make([][]byte, len(recs))
 		for j, rec := range recs {
-			var sides struct{ Left, Right json.RawMessage }
-			if err := json.Unmarshal(rec.Value, &sides); err != nil {
-				return fmt.Errorf("line %d: join input: value must be {\"left\": ..., \"right\": ...}: %w", t.lines[j], err)
-			}
+			var err error
 			keys[j] = rec.Key
-			if len(sides.Left) > 0 && string(sides.Left) != "null" {
-				left[j] = sides.Left
-			}
-			if len(sides.Right) > 0 && string(sides.Right) != "null" {
-				right[j] = sides.Right
+			if left[j], right[j], err = t.sides(rec.Value); err != nil {
+				return fmt.Errorf("line %d: join input: value must be {\"left\": ..., \"right\": ...}: %w", t.lines[j], err)
 			}
 		}
 		var err error
@@ -479,4 +491,40 @@ func (t *tester) join(ctx context.Context, r *jsonl.Reader) error {
 		}
 		return nil
 	})
+}
+
+// sides returns the left and right values of a join input, nil for a side
+// that is null or absent: the members of a JSON object, or with --format
+// msgpack of a MessagePack map (nil for nil).
+func (t *tester) sides(v []byte) (left, right []byte, err error) {
+	if !t.msgpack {
+		var sides struct{ Left, Right json.RawMessage }
+		if err := json.Unmarshal(v, &sides); err != nil {
+			return nil, nil, err
+		}
+		if len(sides.Left) > 0 && string(sides.Left) != "null" {
+			left = sides.Left
+		}
+		if len(sides.Right) > 0 && string(sides.Right) != "null" {
+			right = sides.Right
+		}
+		return left, right, nil
+	}
+	side := func(name string) ([]byte, error) {
+		raw, err := msgfield.Path{name}.Find(v)
+		switch {
+		case errors.Is(err, msgfield.ErrMissing):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		case len(raw) == 1 && raw[0] == msgpcode.Nil:
+			return nil, nil
+		}
+		return raw, nil
+	}
+	if left, err = side("left"); err != nil {
+		return nil, nil, err
+	}
+	right, err = side("right")
+	return left, right, err
 }
