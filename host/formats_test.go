@@ -425,3 +425,54 @@ dead_letter: {topic: dlq}
 		t.Fatalf("dead letters %+v", dlq)
 	}
 }
+
+// TestRegistryAsMsgpack decodes Avro into msgpack for the steps (source.as:
+// msgpack): key_by on a nested field and time_field read the msgpack
+// values, in process.
+func TestRegistryAsMsgpack(t *testing.T) {
+	ctx := context.Background()
+	fake := srfake.New()
+	defer fake.Close()
+	reg, _ := schemas.NewRegistry(fake.URL(), schemas.Options{})
+	v2, err := reg.Register(ctx, "bids-value", schemas.Avro, bidAvroV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := schemas.NewEncoder(v2, schemas.JSON, "")
+	count, _ := filepath.Abs("../testdata/go/nx-count.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: asmp
+source: {topics: [bids], format: avro, registry: %s, as: msgpack}
+steps:
+  - {name: by-city, kind: key_by, field: bidder.city}
+  - {name: count, kind: aggregate, function: %s, time: event, time_field: date_time, window: {type: tumbling, size: 1s}}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+`, fake.URL(), count))
+	if p.Sink.Format != "msgpack" {
+		t.Fatalf("sink format %q, want the steps' msgpack", p.Sink.Format)
+	}
+	ip := startInProcess(t, p, 2)
+	got := map[string]string{}
+	ip.Out = func(topic string, r abi.Record, _ time.Time) {
+		got[topic+" "+string(r.Key)+"@"+header(r, "eddy.window.start")] = string(r.Value)
+	}
+	const base = int64(1700000000000)
+	var recs []abi.Record
+	for i, c := range []string{"Oslo", "Lyon", "Oslo", "Oslo", "Lyon"} {
+		v, err := enc.Encode(nil, []byte(fmt.Sprintf(`{"auction":1,"price":2,"bidder":{"id":3,"city":%q},"date_time":%d}`, c, base+int64(i)*100)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, abi.Record{Key: []byte(strconv.Itoa(i)), Value: v})
+	}
+	if err := ip.Send(ctx, "bids", recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := ip.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := strconv.FormatInt(base, 10)
+	if got["out Oslo@"+start] != `{"count":3}` || got["out Lyon@"+start] != `{"count":2}` || len(got) != 2 {
+		t.Fatalf("outputs %v", got)
+	}
+}

@@ -1336,8 +1336,8 @@ func (p *Pipeline) checkFormats(bad func(field, format string, args ...any)) {
 	}
 	if IsRegistryFormat(src.Format) {
 		registryURL("source.registry", src.Registry)
-		if src.As != "json" {
-			bad("source.as", "must be json, got %q", src.As)
+		if src.As != FormatJSON && src.As != FormatMsgpack {
+			bad("source.as", "must be json or msgpack, got %q", src.As)
 		}
 	} else if src.Registry != "" || src.As != "" {
 		bad("source.registry", "registry and as are for the formats %s", strings.Join(RegistryFormats, ", "))

@@ -334,18 +334,33 @@ func TestFormats(t *testing.T) {
 		{"msgpack", "", "msgpack", "msgpack"},
 		{"msgpack", "msgpack", "msgpack", "msgpack"},
 		{"bytes", "", "bytes", "bytes"},
+		{"avro\n  registry: http://r:8081", "", "avro", "json"},
+		{"protobuf\n  registry: http://r:8081\n  as: msgpack", "", "protobuf", "msgpack"},
+		{"json_schema\n  registry: http://r:8081", "avro", "json_schema", "avro"},
+		{"", "protobuf\n  registry: https://r\n  message: a.B", "json", "protobuf"},
 	} {
 		p, err := ParsePipeline("p.yaml", []byte(withFormats(tc.source, tc.sink)))
 		if err != nil {
 			t.Fatalf("%s/%s: %v", tc.source, tc.sink, err)
 		}
-		if p.Source.Format != tc.wantSource || p.Sink.Format != tc.wantSink || p.Source.ValueFormat() != tc.wantSource {
+		steps := tc.wantSource
+		if IsRegistryFormat(steps) {
+			steps = p.Source.As
+		}
+		if p.Source.Format != tc.wantSource || p.Sink.Format != tc.wantSink || p.Source.ValueFormat() != steps {
 			t.Errorf("%s/%s: source %s, sink %s, steps %s", tc.source, tc.sink, p.Source.Format, p.Sink.Format, p.Source.ValueFormat())
 		}
 	}
 	for _, tc := range []struct{ source, sink, want string }{
 		{"cbor", "", `p.yaml:4: source.format: must be one of json, msgpack, bytes, avro, protobuf, json_schema, got "cbor"`},
 		{"msgpack", "json", `p.yaml:11: sink.format: must be the steps' value format msgpack or one of avro, protobuf, json_schema, got "json"`},
+		{"avro", "", `source.registry: want the schema registry's http:// or https:// URL, got ""`},
+		{"avro\n  registry: localhost:8081", "", `source.registry: want the schema registry's http:// or https:// URL, got "localhost:8081"`},
+		{"avro\n  registry: http://r\n  as: cbor", "", `source.as: must be json or msgpack, got "cbor"`},
+		{"json\n  registry: http://r", "", "source.registry: registry and as are for the formats avro, protobuf, json_schema"},
+		{"", "avro", `sink.registry: want the schema registry's http:// or https:// URL, got ""`},
+		{"", "avro\n  registry: http://r\n  message: a.B", "sink.message: a message type is for the protobuf format"},
+		{"", "json\n  subject: s", "sink.registry: registry, subject, schema and message are for the formats avro, protobuf, json_schema"},
 	} {
 		_, err := ParsePipeline("p.yaml", []byte(withFormats(tc.source, tc.sink)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -15,6 +15,11 @@ import (
 type formatFlags struct {
 	format   string
 	pipeline string
+	// withRegistry: the command reads or writes the schema registry
+	// formats (produce, consume), with the flags of reg.
+	withRegistry bool
+	reg          registryFlags
+	loaded       *pipeline.Pipeline // --pipeline's, once resolve read it
 }
 
 // formatHelp is the commands' help about --format.
@@ -27,11 +32,17 @@ MessagePack are shown as "value_b64". Keys are as without it (--base64 then
 applies to keys only). --format json or bytes: values as they are. The
 default is the format of --pipeline's source (for its sink topic, the
 sink's; for eddy test, what its functions receive; a schema registry
-format's values are shown as they are), else json.`
+format's values are shown as they are, except by produce and consume), else
+json.`
 
 func (f *formatFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "", "format of the values: json, msgpack or bytes (default: --pipeline's, else json)")
+	if f.withRegistry {
+		fl.StringVar(&f.format, "format", "", "format of the values: json, msgpack, bytes, avro, protobuf or json_schema (default: --pipeline's, else json)")
+		fl.StringVar(&f.reg.url, "registry", "", "schema registry URL for avro, protobuf and json_schema (default: --pipeline's, else "+defaultRegistry+")")
+	} else {
+		fl.StringVar(&f.format, "format", "", "format of the values: json, msgpack or bytes (default: --pipeline's, else json)")
+	}
 	fl.StringVar(&f.pipeline, "pipeline", "", "a pipeline file whose formats give --format's default")
 }
 
@@ -40,19 +51,27 @@ func (f *formatFlags) register(cmd *cobra.Command) {
 // for the values its functions receive), bytes for a schema registry
 // format, or json.
 func (f *formatFlags) resolve(topic string) (string, error) {
-	switch f.format {
-	case pipeline.FormatJSON, pipeline.FormatMsgpack, pipeline.FormatBytes:
+	if f.pipeline != "" {
+		p, err := host.LoadPipeline(f.pipeline)
+		if err != nil {
+			return "", fmt.Errorf("--pipeline: %w", err)
+		}
+		f.loaded = p
+	}
+	switch {
+	case f.format == pipeline.FormatJSON || f.format == pipeline.FormatMsgpack || f.format == pipeline.FormatBytes:
 		return f.format, nil
-	case "":
+	case f.withRegistry && pipeline.IsRegistryFormat(f.format):
+		return f.format, nil
+	case f.format == "":
+	case f.withRegistry:
+		return "", fmt.Errorf("--format: want json, msgpack, bytes, avro, protobuf or json_schema, got %q", f.format)
 	default:
 		return "", fmt.Errorf("--format: want json, msgpack or bytes, got %q", f.format)
 	}
-	if f.pipeline == "" {
+	p := f.loaded
+	if p == nil {
 		return pipeline.FormatJSON, nil
-	}
-	p, err := host.LoadPipeline(f.pipeline)
-	if err != nil {
-		return "", fmt.Errorf("--pipeline: %w", err)
 	}
 	var format string
 	switch topic {
@@ -63,9 +82,9 @@ func (f *formatFlags) resolve(topic string) (string, error) {
 	default:
 		format = p.Source.Format
 	}
-	if pipeline.IsRegistryFormat(format) {
-		// The Confluent wire format, which these commands neither write
-		// nor decode: the values as they are.
+	if pipeline.IsRegistryFormat(format) && !f.withRegistry {
+		// The Confluent wire format, which this command neither writes
+		// nor decodes: the values as they are.
 		return pipeline.FormatBytes, nil
 	}
 	return format, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
@@ -161,5 +162,60 @@ func TestFormatFlags(t *testing.T) {
 	}
 	if _, err := (&formatFlags{pipeline: filepath.Join(t.TempDir(), "none.yaml")}).resolve(""); err == nil || !strings.Contains(err.Error(), "--pipeline") {
 		t.Errorf("a missing pipeline file: %v", err)
+	}
+}
+
+// TestProduceConsumeRegistry writes JSON lines as Avro with a schema file
+// registered on the way, reads them back decoded with the schema each
+// value's id names, and refuses a line that does not fit the schema, naming
+// it.
+func TestProduceConsumeRegistry(t *testing.T) {
+	b := testkafka.StartPartitions(t, 1, "bids", "other")
+	reg, err := embedded.StartRegistry("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	schema := filepath.Join(t.TempDir(), "bid.avsc")
+	os.WriteFile(schema, []byte(`{"type":"record","name":"Bid","fields":[{"name":"auction","type":"long"},
+		{"name":"bidder","type":{"type":"record","name":"Bidder","fields":[{"name":"city","type":"string"}]}}]}`), 0o644)
+	in := `{"key":"a","value":{"auction":7,"bidder":{"city":"Oslo"}},"timestamp":5}
+{"key":"b","value":{"auction":8,"bidder":{"city":"Lyon"}},"timestamp":6}
+`
+	_, stderr, code := run(t, in, "produce", "--brokers", b.Addr(), "--topic", "bids", "--format", "avro", "--schema", schema, "--registry", reg.URL())
+	if code != 0 || !strings.Contains(stderr, "produced 2 records to bids") {
+		t.Fatalf("produce: exit %d: %s", code, stderr)
+	}
+	// A second producer, without --schema: the subject's latest.
+	_, stderr, code = run(t, `{"key":"c","value":{"auction":9,"bidder":{"city":"Kyoto"}},"timestamp":7}`+"\n",
+		"produce", "--brokers", b.Addr(), "--topic", "bids", "--format", "avro", "--registry", reg.URL())
+	if code != 0 {
+		t.Fatalf("produce with the latest schema: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := run(t, "", "consume", "--brokers", b.Addr(), "--topic", "bids", "--format", "avro", "--registry", reg.URL(), "--max", "3")
+	want := `{"key":"a","value":{"auction":7,"bidder":{"city":"Oslo"}},"timestamp":5}
+{"key":"b","value":{"auction":8,"bidder":{"city":"Lyon"}},"timestamp":6}
+{"key":"c","value":{"auction":9,"bidder":{"city":"Kyoto"}},"timestamp":7}
+`
+	if code != 0 || stdout != want {
+		t.Fatalf("consume: exit %d: %s\n%s", code, stdout, stderr)
+	}
+	// A line that does not fit: the producer stops and says which.
+	_, stderr, code = run(t, `{"value":{"auction":1,"bidder":{"city":"x"}}}`+"\n"+`{"value":{"auction":"many"}}`+"\n",
+		"produce", "--brokers", b.Addr(), "--topic", "other", "--format", "avro", "--subject", "bids-value", "--registry", reg.URL())
+	if code == 0 || !strings.Contains(stderr, "record 2:") || !strings.Contains(stderr, "want an integer") {
+		t.Fatalf("a misfit: exit %d: %s", code, stderr)
+	}
+	// Values that are not in the wire format are shown as they are, with
+	// the reason.
+	run(t, `{"key":"z","value":"plain"}`+"\n", "produce", "--brokers", b.Addr(), "--topic", "other")
+	stdout, _, code = run(t, "", "consume", "--brokers", b.Addr(), "--topic", "other", "--format", "avro", "--registry", reg.URL(), "--idle", "1s")
+	if code != 0 || !strings.Contains(stdout, `"value":"plain"`) || !strings.Contains(stdout, `"eddy.decode.error":`) {
+		t.Fatalf("consume of a value not in the wire format: exit %d: %s", code, stdout)
+	}
+	// A registry that cannot be reached: a clear error, a non-zero exit.
+	_, stderr, code = run(t, "", "consume", "--brokers", b.Addr(), "--topic", "bids", "--format", "avro", "--registry", "http://127.0.0.1:1", "--max", "1")
+	if code == 0 || !strings.Contains(stderr, "schema registry unavailable") {
+		t.Fatalf("registry down: exit %d: %s", code, stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/jsonl"
 	"github.com/eddy-streams/eddy/pipeline"
+	"github.com/eddy-streams/eddy/schemas"
 )
 
 // DefaultBrokers is where eddy broker listens and where the other commands
@@ -97,18 +98,19 @@ Stop it with Ctrl-C.`,
 func newProduceCmd(c *cli) *cobra.Command {
 	var brokers, topic, input string
 	var b64 bool
-	var ff formatFlags
+	ff := formatFlags{withRegistry: true}
 	cmd := &cobra.Command{
-		Use:   "produce --topic TOPIC [--input FILE|-] [--format json|msgpack]",
+		Use:   "produce --topic TOPIC [--input FILE|-] [--format json|msgpack|avro|protobuf|json_schema]",
 		Short: "Write JSON-lines records to a topic",
 		Long: `Read records as JSON lines (the format of eddy test: key, value, timestamp,
 headers) and write them to a topic, keyed with Kafka's default partitioner.
 Progress is reported on stderr every 10,000 records.
 
-` + formatHelp,
+` + formatHelp + "\n\n" + registryHelp,
 		Example: `  eddy produce --topic orders --input testdata/samples/orders.jsonl
   echo '{"key":"a","value":"hello"}' | eddy produce --topic words
-  echo '{"key":"a","value":{"user":{"id":7}}}' | eddy produce --topic events --format msgpack`,
+  echo '{"key":"a","value":{"user":{"id":7}}}' | eddy produce --topic events --format msgpack
+  eddy produce --topic bids --format avro --schema bid.avsc --input bids.jsonl   # registers bid.avsc as bids-value`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := ff.resolve(topic)
@@ -126,8 +128,20 @@ Progress is reported on stderr every 10,000 records.
 			}
 			r := jsonl.NewReader(in)
 			r.Base64, r.Msgpack = b64, format == pipeline.FormatMsgpack
+			read := r.Read
+			if pipeline.IsRegistryFormat(format) {
+				reg, err := ff.reg.registry(ff.loaded, topic)
+				if err != nil {
+					return err
+				}
+				enc, err := ff.reg.encoder(cmd.Context(), reg, format, topic)
+				if err != nil {
+					return err
+				}
+				read = encodeRecords(read, enc)
+			}
 			start := time.Now()
-			n, err := host.Produce(cmd.Context(), splitBrokers(brokers), topic, r.Read, func(n int) {
+			n, err := host.Produce(cmd.Context(), splitBrokers(brokers), topic, read, func(n int) {
 				fmt.Fprintf(c.stderr, "\rproduced %d records", n)
 			})
 			if n >= 10000 {
@@ -145,6 +159,9 @@ Progress is reported on stderr every 10,000 records.
 	cmd.Flags().StringVarP(&input, "input", "i", "-", "JSON-lines file, - for stdin")
 	cmd.Flags().BoolVar(&b64, "base64", false, "keys and values are base64 strings (with --format msgpack: keys)")
 	ff.register(cmd)
+	cmd.Flags().StringVar(&ff.reg.subject, "subject", "", "schema registry subject whose latest schema encodes the values (default <topic>-value)")
+	cmd.Flags().StringVar(&ff.reg.schema, "schema", "", "a schema file to register under --subject first")
+	cmd.Flags().StringVar(&ff.reg.message, "message", "", "the Protobuf message type of the values (default: the schema's first)")
 	cmd.MarkFlagRequired("topic")
 	return cmd
 }
@@ -153,19 +170,20 @@ func newConsumeCmd(c *cli) *cobra.Command {
 	var brokers, topic string
 	var opts host.ConsumeOptions
 	var b64, withMeta bool
-	var ff formatFlags
+	ff := formatFlags{withRegistry: true}
 	cmd := &cobra.Command{
-		Use:   "consume --topic TOPIC [--format json|msgpack]",
+		Use:   "consume --topic TOPIC [--format json|msgpack|avro|protobuf|json_schema]",
 		Short: "Print a topic's records as JSON lines",
 		Long: `Read a topic from the beginning (or --latest) and print its records as JSON
 lines. Reads with read_committed isolation by default, as exactly-once
 consumers do: records of aborted or open transactions are not shown. Stops
 after --max records or when nothing arrives for --idle.
 
-` + formatHelp,
+` + formatHelp + "\n\n" + registryHelp,
 		Example: `  eddy consume --topic orders-out --idle 2s
   eddy consume --topic orders-out --max 10 --meta
-  eddy consume --topic events-out --pipeline events.yaml   # the sink's format`,
+  eddy consume --topic events-out --pipeline events.yaml   # the sink's format
+  eddy consume --topic counts --format protobuf --registry http://127.0.0.1:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := ff.resolve(topic)
@@ -175,7 +193,21 @@ after --max records or when nothing arrives for --idle.
 			w := jsonl.NewWriter(c.stdout)
 			w.Base64, w.Msgpack = b64, format == pipeline.FormatMsgpack
 			defer w.Flush()
+			var dec *schemas.Decoder
+			if pipeline.IsRegistryFormat(format) {
+				reg, err := ff.reg.registry(ff.loaded, topic)
+				if err != nil {
+					return err
+				}
+				if err := reg.Ping(cmd.Context()); err != nil {
+					return err
+				}
+				dec = schemas.NewDecoder(reg, schemas.Format(format), schemas.JSON)
+			}
 			n, err := host.Consume(cmd.Context(), splitBrokers(brokers), topic, opts, func(r abi.Record, m host.Meta) error {
+				if dec != nil {
+					decodeRecord(cmd.Context(), dec, &r)
+				}
 				if withMeta {
 					r.Headers = append(r.Headers, abi.Header{Key: "eddy.meta", Value: []byte(fmt.Sprintf("%s/%d/%d", m.Topic, m.Partition, m.Offset))})
 				}
