@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
+	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/internal/testkafka"
 	"github.com/eddy-streams/eddy/jsonl"
 	"github.com/eddy-streams/eddy/nexmark"
@@ -67,7 +68,7 @@ func TestExamples(t *testing.T) {
 	for _, ex := range exs {
 		names = append(names, ex.name)
 	}
-	if want := []string{"fan-out", "alerts", "top-auctions", "enrich", "session-timeout", "dedupe"}; !slices.Equal(names, want) {
+	if want := []string{"fan-out", "alerts", "top-auctions", "enrich", "session-timeout", "dedupe", "registry"}; !slices.Equal(names, want) {
 		t.Fatalf("examples/README.md has the examples %v, want %v", names, want)
 	}
 	for _, ex := range exs {
@@ -83,6 +84,9 @@ func runExample(t *testing.T, ex example) {
 		return a
 	}
 	var brokers string
+	// The README's schema registry address, and the URL of the one the
+	// test started on a free port in its place.
+	var readmeRegistry, registry string
 	consumed := 0
 	for _, c := range ex.commands {
 		args := slices.Clone(c)
@@ -102,7 +106,18 @@ func runExample(t *testing.T, ex example) {
 				}
 			}
 			brokers = strings.Join(testkafka.StartPartitions(t, 4, topics...).Brokers(), ",")
+			if i := slices.Index(args, "--schema-registry"); i >= 0 {
+				reg, err := embedded.StartRegistry("127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { reg.Close() })
+				readmeRegistry, registry = "http://"+args[i+1], reg.URL()
+			}
 		case "produce":
+			if registry != "" {
+				args = append(args, "--registry", registry)
+			}
 			if _, stderr, code := run(t, "", append(args, "--brokers", brokers)...); code != 0 {
 				t.Fatalf("eddy %s: exit %d\n%s", strings.Join(c, " "), code, stderr)
 			}
@@ -114,6 +129,9 @@ func runExample(t *testing.T, ex example) {
 				if a == "--data-dir" {
 					args[i+1] = t.TempDir()
 				}
+			}
+			if registry != "" {
+				args[1] = withRegistry(t, args[1], readmeRegistry, registry)
 			}
 			args = append([]string{"--cache-dir", cacheDir, "--log-level", "warn"}, append(args, "--brokers", brokers, "--admin-addr", "off")...)
 			ctx, cancel := context.WithCancel(context.Background())
@@ -136,6 +154,9 @@ func runExample(t *testing.T, ex example) {
 			// the test reads again until the output is complete.
 			if i := slices.Index(args, "--idle"); i >= 0 {
 				args[i+1] = "1s"
+			}
+			if registry != "" {
+				args = append(args, "--registry", registry)
 			}
 			var why string
 			for deadline := time.Now().Add(90 * time.Second); ; {
@@ -163,6 +184,38 @@ func runExample(t *testing.T, ex example) {
 	if consumed == 0 {
 		t.Fatal("the example consumes nothing")
 	}
+}
+
+// withRegistry writes a copy of the pipeline file at path that names the
+// schema registry at url instead of readme, its relative paths made
+// absolute, and returns the copy's path.
+func withRegistry(t *testing.T, path, readme, url string) string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := filepath.Abs(filepath.Dir(path))
+	var lines []string
+	for _, l := range strings.Split(string(src), "\n") {
+		l = strings.ReplaceAll(l, readme, url)
+		for _, field := range []string{"function: ", "schema: "} {
+			if i := strings.Index(l, field); i >= 0 && !strings.HasPrefix(l[i+len(field):], "/") {
+				v := l[i+len(field):]
+				end := strings.IndexAny(v, ",}")
+				if end < 0 {
+					end = len(v)
+				}
+				l = l[:i+len(field)] + filepath.Join(dir, v[:end]) + v[end:]
+			}
+		}
+		lines = append(lines, l)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // readInput reads a file of examples/data.
@@ -328,6 +381,9 @@ var exampleChecks = map[string]func(t *testing.T, recs []abi.Record) string{
 	},
 	"alerts/busy-auctions": func(t *testing.T, recs []abi.Record) string {
 		return checkCounts(t, recs, 5)
+	},
+	"registry/auction-counts": func(t *testing.T, recs []abi.Record) string {
+		return checkCounts(t, recs, 0)
 	},
 	"top-auctions/top-auctions": func(t *testing.T, recs []abi.Record) string {
 		counts, closed := windowCounts(t)
