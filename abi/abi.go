@@ -16,6 +16,7 @@ package abi
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Version is the ABI version this host speaks.
@@ -127,6 +128,18 @@ const (
 
 // Kinds lists every kind of ABI v1 in a stable order.
 var Kinds = []Kind{KindProcess, KindAggregate, KindJoin, KindKey, KindTimestamp, KindTimer}
+
+// knownKinds lists Kinds for errors.
+var knownKinds = func() string {
+	var b strings.Builder
+	for i, k := range Kinds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(k))
+	}
+	return b.String()
+}()
 
 // Exports returns the exports a module must provide for kind k, or nil for an
 // unknown kind.

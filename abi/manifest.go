@@ -85,7 +85,7 @@ func DecodeManifest(b []byte) (Manifest, error) {
 				}
 				kind := Kind(s)
 				if kind.Exports() == nil {
-					return m, malformed("manifest kinds[%d]: unknown kind %q (known: process, aggregate, join, key, timestamp)", j, s)
+					return m, malformed("manifest kinds[%d]: unknown kind %q (known: %s)", j, s, knownKinds)
 				}
 				if m.Has(kind) {
 					return m, malformed("manifest kinds: %q listed twice", s)

@@ -424,7 +424,7 @@ func decodeManifestHand(b []byte) (Manifest, error) {
 				}
 				kind := Kind(s)
 				if kind.Exports() == nil {
-					return m, malformed("manifest kinds[%d]: unknown kind %q (known: process, aggregate, join, key, timestamp)", j, s)
+					return m, malformed("manifest kinds[%d]: unknown kind %q (known: %s)", j, s, knownKinds)
 				}
 				if m.Has(kind) {
 					return m, malformed("manifest kinds: %q listed twice", s)
