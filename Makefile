@@ -49,6 +49,7 @@ guests:
 	guests/rust/build.sh
 	guests/c/build.sh
 	guests/assemblyscript/build.sh
+	$(GO) run ./internal/bundlegen
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./runtime/

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	eddy "github.com/eddy-streams/eddy"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/embedded"
 	"github.com/eddy-streams/eddy/nexmark"
@@ -119,7 +120,19 @@ A run that makes no progress for a minute fails, as does one longer than
 			defer eng.Close(cmd.Context())
 			o.Engine, o.Keep, o.Guarantee = eng, nf.check, host.Delivery(nf.guarantee)
 			if o.Testdata == "" {
+				// The bundled modules, unless run from a checkout
+				// whose fixtures may be newer.
 				o.Testdata = "testdata"
+				if _, err := os.Stat(filepath.Join(o.Testdata, "go", "nx-q1.wasm")); err != nil {
+					dir, err := os.MkdirTemp("", "eddy-bench")
+					if err != nil {
+						return err
+					}
+					defer os.RemoveAll(dir)
+					if o.Testdata, err = eddy.WriteGuests(dir); err != nil {
+						return err
+					}
+				}
 			}
 			if o.Testdata, err = filepath.Abs(o.Testdata); err != nil {
 				return err
@@ -133,7 +146,7 @@ A run that makes no progress for a minute fails, as does one longer than
 	f.BoolVar(&o.Native, "native", false, "run the native Go functions instead of the Wasm guests")
 	f.BoolVar(&nf.both, "both", false, "run native and Wasm, and print their ratio")
 	f.StringVar(&o.Lang, "lang", "go", "language of the guests: go or c (C guests exist for q1 and q2)")
-	f.StringVar(&o.Testdata, "testdata", "", "directory of the guest fixtures (default ./testdata)")
+	f.StringVar(&o.Testdata, "testdata", "", "directory of the guest fixtures (default ./testdata if it has them, else the modules bundled in eddy)")
 	f.Int32Var(&o.Partitions, "partitions", 4, "partitions per topic (tasks per stage)")
 	f.IntVar(&o.BatchSize, "batch-size", 500, "records per guest call")
 	f.BoolVar(&nf.check, "check", false, "compare the output with the reference results")

@@ -58,16 +58,43 @@ delivery: exactly_once
 	}
 }
 
+// TestDevRunsTheDemo runs eddy dev from a directory other than the
+// repository's (its functions are the ones bundled in the binary) until
+// --events orders went through: it stops by itself, and its output has the
+// big orders upper-cased, the orders joined with their customers, and the
+// malformed orders dead-lettered with their reason, one short line each.
 func TestDevRunsTheDemo(t *testing.T) {
 	addr, regAddr := freeAddr(t), freeAddr(t)
-	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--functions", td("go"), "--rate", "500", "--events", "300", "--duration", "8s",
+	t.Chdir(t.TempDir())
+	start := time.Now()
+	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--rate", "500", "--events", "300", "--duration", "90s",
 		"--admin-addr", addr, "--schema-registry", regAddr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") ||
+	if took := time.Since(start); took > 60*time.Second {
+		t.Errorf("eddy dev --events 300 ran %s: it did not stop after the 300 orders", took)
+	}
+	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stdout, `"right":{"name":"Grace Hopper","tier":"gold"}`) ||
+		!strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") ||
 		!strings.Contains(stderr, "dashboard on http://"+addr+"/ui/") || !strings.Contains(stderr, "schema registry on http://"+regAddr) {
-		t.Fatalf("stdout:\n%.500s\nstderr:\n%s", stdout, stderr)
+		t.Fatalf("stdout:\n%.800s\nstderr:\n%s", stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	dead := 0
+	for _, l := range lines {
+		if len(l) > 400 || strings.Contains(l, "sha256") {
+			t.Errorf("a line a person cannot read: %s", l)
+		}
+		if strings.HasPrefix(l, "dead letter") {
+			dead++
+			if !strings.Contains(l, "not valid JSON") {
+				t.Errorf("a dead letter without its reason: %s", l)
+			}
+		}
+	}
+	if dead != 6 {
+		t.Errorf("%d dead letters shown, want 6", dead)
 	}
 }
 
