@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ import (
 type example struct {
 	name     string
 	commands [][]string
+	env      [][2]string // its export NAME=VALUE lines
 }
 
 // readExamples parses examples/README.md: a "## name" heading, then the
@@ -52,6 +54,11 @@ func readExamples(t *testing.T) []example {
 			ex := &exs[len(exs)-1]
 			ex.commands = append(ex.commands, strings.Fields(cmd))
 		}
+		if kv, ok := strings.CutPrefix(l, "export "); ok && len(exs) > 0 {
+			k, v, _ := strings.Cut(kv, "=")
+			ex := &exs[len(exs)-1]
+			ex.env = append(ex.env, [2]string{k, v})
+		}
 	}
 	return exs
 }
@@ -68,7 +75,7 @@ func TestExamples(t *testing.T) {
 	for _, ex := range exs {
 		names = append(names, ex.name)
 	}
-	if want := []string{"fan-out", "alerts", "top-auctions", "enrich", "session-timeout", "dedupe", "registry"}; !slices.Equal(names, want) {
+	if want := []string{"orders", "fan-out", "alerts", "top-auctions", "enrich", "session-timeout", "dedupe", "registry", "hot-swap"}; !slices.Equal(names, want) {
 		t.Fatalf("examples/README.md has the examples %v, want %v", names, want)
 	}
 	for _, ex := range exs {
@@ -78,7 +85,7 @@ func TestExamples(t *testing.T) {
 
 func runExample(t *testing.T, ex example) {
 	path := func(a string) string {
-		if strings.HasPrefix(a, "examples/") {
+		if strings.HasPrefix(a, "examples/") || strings.HasPrefix(a, "testdata/") {
 			return filepath.Join("..", "..", a)
 		}
 		return a
@@ -88,6 +95,18 @@ func runExample(t *testing.T, ex example) {
 	// test started on a free port in its place.
 	var readmeRegistry, registry string
 	consumed := 0
+	seen := map[string]int{} // consumes of each topic so far
+	for _, kv := range ex.env {
+		t.Setenv(kv[0], kv[1])
+	}
+	// A node of an example that deploys serves its admin API, on an
+	// address of the test's (the README's is the default one).
+	adminAddr := "off"
+	for _, c := range ex.commands {
+		if c[0] == "deploy" || c[0] == "functions" {
+			adminAddr = freeAddr(t)
+		}
+	}
 	for _, c := range ex.commands {
 		args := slices.Clone(c)
 		background := args[len(args)-1] == "&"
@@ -133,7 +152,7 @@ func runExample(t *testing.T, ex example) {
 			if registry != "" {
 				args[1] = withRegistry(t, args[1], readmeRegistry, registry)
 			}
-			args = append([]string{"--cache-dir", cacheDir, "--log-level", "warn"}, append(args, "--brokers", brokers, "--admin-addr", "off")...)
+			args = append([]string{"--cache-dir", cacheDir, "--log-level", "warn"}, append(args, "--brokers", brokers, "--admin-addr", adminAddr)...)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan int, 1)
 			var stderr bytes.Buffer
@@ -144,9 +163,28 @@ func runExample(t *testing.T, ex example) {
 					t.Errorf("eddy run: exit %d\n%s", code, stderr.String())
 				}
 			})
+		case "deploy", "functions":
+			args = append(args, "--admin", "http://"+adminAddr)
+			stdout, stderr, code := run(t, "", args...)
+			if code != 0 {
+				t.Fatalf("eddy %s: exit %d\n%s%s", strings.Join(c, " "), code, stdout, stderr)
+			}
+			t.Logf("eddy %s:\n%s", strings.Join(c, " "), stdout)
+			if args[0] == "deploy" {
+				// A person reads the deploy's answer before typing
+				// on; the test waits until the node runs the new
+				// version, which it switches to at its next
+				// transaction.
+				awaitLiveVersion(t, adminAddr, args[slices.Index(args, "--step")+1])
+			}
 		case "consume":
 			topic := args[slices.Index(args, "--topic")+1]
-			check := exampleChecks[ex.name+"/"+topic]
+			seen[topic]++
+			key := ex.name + "/" + topic
+			if seen[topic] > 1 {
+				key += "#" + strconv.Itoa(seen[topic])
+			}
+			check := exampleChecks[key]
 			if check == nil {
 				t.Fatalf("no check for topic %s of example %s", topic, ex.name)
 			}
@@ -186,6 +224,33 @@ func runExample(t *testing.T, ex example) {
 	}
 }
 
+// awaitLiveVersion waits until the node whose admin API is on addr runs a
+// deployed version (above 0) of step, none staged.
+func awaitLiveVersion(t *testing.T, addr, step string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/v1/status?local=true")
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Steps []struct {
+				Name    string
+				Version int
+				Staged  int
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		for _, s := range st.Steps {
+			if err == nil && s.Name == step && s.Version > 0 && s.Staged == 0 {
+				return
+			}
+		}
+	}
+	t.Fatalf("step %s runs no deployed version after 30 s", step)
+}
+
 // withRegistry writes a copy of the pipeline file at path that names the
 // schema registry at url instead of readme, its relative paths made
 // absolute, and returns the copy's path.
@@ -216,6 +281,22 @@ func withRegistry(t *testing.T, path, readme, url string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// hotSwapOutput is what the hot-swap example writes: the web orders
+// upper-cased by version 0, and after the deploy (deployed) the app orders
+// with the prefix of version 2.
+func hotSwapOutput(t *testing.T, deployed bool) []abi.Record {
+	var want []abi.Record
+	for _, r := range readInput(t, "web-orders.jsonl") {
+		want = append(want, abi.Record{Key: r.Key, Value: bytes.ToUpper(r.Value)})
+	}
+	if deployed {
+		for _, r := range readInput(t, "app-orders.jsonl") {
+			want = append(want, abi.Record{Key: r.Key, Value: append([]byte("v2:"), r.Value...)})
+		}
+	}
+	return want
 }
 
 // readInput reads a file of examples/data.
@@ -384,6 +465,22 @@ var exampleChecks = map[string]func(t *testing.T, recs []abi.Record) string{
 	},
 	"registry/auction-counts": func(t *testing.T, recs []abi.Record) string {
 		return checkCounts(t, recs, 0)
+	},
+	"orders/orders-big": func(t *testing.T, recs []abi.Record) string {
+		var want []abi.Record
+		for _, r := range readInput(t, "web-orders.jsonl") {
+			var v struct{ Amount float64 }
+			if json.Unmarshal(r.Value, &v); v.Amount >= 100 {
+				want = append(want, abi.Record{Key: r.Key, Value: bytes.ToUpper(r.Value)})
+			}
+		}
+		return sameKeysValues(recs, want)
+	},
+	"hot-swap/orders-out": func(t *testing.T, recs []abi.Record) string {
+		return sameKeysValues(recs, hotSwapOutput(t, false))
+	},
+	"hot-swap/orders-out#2": func(t *testing.T, recs []abi.Record) string {
+		return sameKeysValues(recs, hotSwapOutput(t, true))
 	},
 	"top-auctions/top-auctions": func(t *testing.T, recs []abi.Record) string {
 		counts, closed := windowCounts(t)

@@ -58,7 +58,7 @@ refuses its pipeline's deploys and runs the pipeline file's modules), and
 signs the calls nodes make to each other (--peer-allow); see
 docs/security.md.`,
 		Example: `  eddy run pipeline.yaml --brokers kafka-1:9092,kafka-2:9092
-  eddy run examples/upper.yaml            # against eddy broker on 127.0.0.1:9092`,
+  eddy run examples/orders/pipeline.yaml  # against eddy broker on 127.0.0.1:9092`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if stopTimeout <= 0 {
