@@ -106,3 +106,16 @@ func TestRunRejectsBadPipeline(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestBenchFromAnyDirectory runs eddy bench nexmark where there is no
+// testdata/: it uses the Nexmark modules bundled in the binary, Go's and
+// C's, and checks the outputs against the reference.
+func TestBenchFromAnyDirectory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, lang := range []string{"go", "c"} {
+		stdout, stderr, code := run(t, "", "--cache-dir", cacheDir, "bench", "nexmark", "--query", "q1,q2", "--events", "3000", "--lang", lang, "--check")
+		if code != 0 || strings.Count(stdout, " ok") < 2 {
+			t.Fatalf("%s: exit %d\n%s\n%s", lang, code, stdout, stderr)
+		}
+	}
+}
