@@ -217,7 +217,8 @@ func adminError(err error) error {
 		return err
 	}
 	status := map[string]int{"not_found": http.StatusNotFound, "conflict": http.StatusConflict,
-		"invalid_module": http.StatusUnprocessableEntity, "invalid_config": http.StatusUnprocessableEntity, "smoke_test_failed": http.StatusUnprocessableEntity}[de.Code]
+		"invalid_module": http.StatusUnprocessableEntity, "incompatible_module": http.StatusUnprocessableEntity,
+		"invalid_config": http.StatusUnprocessableEntity, "smoke_test_failed": http.StatusUnprocessableEntity}[de.Code]
 	if status == 0 {
 		status = http.StatusBadRequest
 	}

@@ -17,10 +17,12 @@ import (
 
 // DeployError is a deploy, rollback, promotion or discard the node refused;
 // nothing changed. Code says why: not_found (no such step), invalid_module
-// (it does not compile, speaks another ABI, lacks an export the step needs,
-// or cannot be a shadow), invalid_config (config over the limits, or a
-// secret this node cannot read), smoke_test_failed, conflict (nothing to roll back
-// to, no shadow, a concurrent event).
+// (it does not compile, speaks another ABI, imports what the host does not
+// provide, fails its probe, or cannot be a shadow), incompatible_module (a
+// module the node can run, but not in this step: checkFit), invalid_config
+// (config over the limits, or a secret this node cannot read),
+// smoke_test_failed, conflict (nothing to roll back to, no shadow, a
+// concurrent event).
 type DeployError struct {
 	Code   string
 	Reason string
@@ -105,9 +107,8 @@ func (n *Node) Deploy(ctx context.Context, d Deployment) (registry.Event, error)
 	}
 	defer fn.Close(context.WithoutCancel(ctx))
 	m := fn.Manifest()
-	if k := kindFor(step.Kind); !m.Has(k) {
-		return registry.Event{}, deployErr("invalid_module", "step %s is a %s step: the module must export the %s kind; it has %v",
-			step.Name, step.Kind, k, m.Kinds)
+	if err := checkFit(step, fn); err != nil {
+		return registry.Event{}, deployErr("incompatible_module", "the module does not fit step %s: %v", step.Name, err)
 	}
 	if err := probe(ctx, fn, step); err != nil {
 		return registry.Event{}, err

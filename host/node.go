@@ -317,6 +317,17 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		}
 		return n.loadFunction(ctx, i, wasm, n.configs[i])
 	}
+	// A module that does not fit its step (checkFit) would dead-letter
+	// every record: the node does not start with it.
+	fits := func(path string, fn *runtime.Function, check func(*runtime.Function) error) error {
+		if fn == nil {
+			return nil
+		}
+		if err := check(fn); err != nil {
+			return fmt.Errorf("%s does not fit the step: %w", path, err)
+		}
+		return nil
+	}
 	n.staged = make([]*liveFn, len(p.Steps))
 	n.shadowCur = make([]*liveFn, len(p.Steps))
 	n.shadowStaged = make([]*liveFn, len(p.Steps))
@@ -331,6 +342,9 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 		if err == nil && fn == nil && s.Kind != StepKeyBy && s.Kind != StepJoin && s.Kind != stepOutput {
 			err = errors.New("no function")
 		}
+		if err == nil {
+			err = fits(s.Function, fn, func(fn *runtime.Function) error { return checkFit(s, fn) })
+		}
 		var lf *liveFn
 		if fn != nil {
 			lf = n.newLiveFn(fn, 0, n.configs[i])
@@ -341,6 +355,9 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 			return nil, fmt.Errorf("step %s: %w", s.Name, err)
 		}
 		tfn, err := load(i, p.TimeFunctionPath(i))
+		if err == nil {
+			err = fits(s.TimeFunction, tfn, checkTimeFit)
+		}
 		n.timeFns = append(n.timeFns, tfn)
 		if err != nil {
 			n.closeFunctions(ctx)

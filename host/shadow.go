@@ -100,7 +100,7 @@ func (n *Node) onShadowEvent(s int, ev *registry.Event) {
 		cfg, err := n.eventConfig(s, ev.Config)
 		var fn *runtime.Function
 		if err == nil {
-			fn, err = n.loadFunction(n.runCtx, s, module, cfg)
+			fn, err = n.loadStepFunction(n.runCtx, s, module, cfg)
 		}
 		if err != nil {
 			n.log.Error("registry: cannot load the shadow", "step", ev.Step, "version", ev.Version, "error", err)

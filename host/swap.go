@@ -239,7 +239,7 @@ func (n *Node) useRegistry(ctx context.Context) error {
 			cfg, err := n.eventConfig(i, live.Config)
 			var fn *runtime.Function
 			if err == nil {
-				fn, err = n.loadFunction(ctx, i, modules[live.Digest], cfg)
+				fn, err = n.loadStepFunction(ctx, i, modules[live.Digest], cfg)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -295,7 +295,7 @@ func (n *Node) onRegistryEvent(ev *registry.Event) {
 	cfg, err := n.eventConfig(s, ev.Config)
 	var fn *runtime.Function
 	if err == nil {
-		fn, err = n.loadFunction(n.runCtx, s, module, cfg)
+		fn, err = n.loadStepFunction(n.runCtx, s, module, cfg)
 	}
 	if err != nil {
 		n.stats.badVersions.Add(1)

@@ -8,7 +8,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -753,11 +753,29 @@ func LoadPipeline(path string) (*Pipeline, error) {
 	return p, nil
 }
 
-// maxReportedErrors bounds the decoder errors a file gets back: a file can
-// make one per node.
+// maxReportedErrors bounds the errors a file gets back: a file can make
+// one per node.
 const maxReportedErrors = 20
 
+// joinErrors joins a file's errors in the order of their lines, the first
+// maxReportedErrors of them and how many more there are.
+func joinErrors(errs []*ValidationError) error {
+	slices.SortStableFunc(errs, func(a, b *ValidationError) int { return a.Line - b.Line })
+	var out []error
+	for i, e := range errs {
+		if i == maxReportedErrors {
+			out = append(out, &ValidationError{File: e.File, Msg: fmt.Sprintf("and %d more errors", len(errs)-i)})
+			break
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
 // ParsePipeline parses and validates pipeline YAML; name is used in errors.
+// The error joins a *ValidationError for every problem of the file, in the
+// order of their lines: unknown fields, values of the wrong kind and what
+// validation finds in the rest (at most maxReportedErrors of them).
 func ParsePipeline(name string, src []byte) (*Pipeline, error) {
 	if len(src) > MaxPipelineFileSize {
 		return nil, &ValidationError{File: name, Msg: fmt.Sprintf("the file is larger than %d bytes", MaxPipelineFileSize)}
@@ -781,27 +799,34 @@ func ParsePipeline(name string, src []byte) (*Pipeline, error) {
 	if err := checkLists(name, root.Content[0], p.lines); err != nil {
 		return nil, err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
-	if err := dec.Decode(p); err != nil {
+	// Fields the file should not have and values of the wrong kind are
+	// reported and taken out first, so that the rest of the file is
+	// decoded and validated, and every problem reported at once.
+	fc := &fieldChecker{file: name}
+	fc.value(root.Content[0], reflect.TypeFor[Pipeline](), "", root.Content[0].Line)
+	errs := fc.errs
+	if err := root.Decode(p); err != nil {
+		// What the fieldChecker let through and the decoder refuses
+		// (nothing known): reported as the decoder says it, on the
+		// field of its line.
 		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			fields := p.fieldsByLine()
-			var errs []error
-			for i, e := range te.Errors {
-				if i == maxReportedErrors {
-					errs = append(errs, &ValidationError{File: name, Msg: fmt.Sprintf("and %d more errors", len(te.Errors)-i)})
-					break
-				}
-				errs = append(errs, p.locate(strings.TrimPrefix(e, "yaml: "), fields))
-			}
-			return nil, errors.Join(errs...)
+		if !errors.As(err, &te) {
+			// The decoder stopped: what it decoded is not validated.
+			return nil, joinErrors(append(errs, &ValidationError{File: name, Msg: err.Error()}))
 		}
-		return nil, &ValidationError{File: name, Msg: err.Error()}
+		fields := p.fieldsByLine()
+		for _, e := range te.Errors {
+			errs = append(errs, p.locate(strings.TrimPrefix(e, "yaml: "), fields))
+		}
 	}
 	p.setDefaults()
-	if err := p.validate(); err != nil {
-		return nil, err
+	for _, e := range p.validate() {
+		if !fc.suppressed(e.Field) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	p.expandOutputs()
 	return p, nil
@@ -995,8 +1020,9 @@ var (
 // validTopic reports whether Kafka accepts t as a topic name.
 func validTopic(t string) bool { return topicRE.MatchString(t) && t != "." && t != ".." }
 
-func (p *Pipeline) validate() error {
-	var errs []error
+// validate returns every problem of the decoded, defaulted pipeline.
+func (p *Pipeline) validate() []*ValidationError {
+	var errs []*ValidationError
 	bad := func(field, format string, args ...any) {
 		line := p.lines[field]
 		for f := field; line == 0 && f != ""; {
@@ -1023,7 +1049,7 @@ func (p *Pipeline) validate() error {
 		}
 	}
 	if s := p.Source.Start; s != "earliest" && s != "latest" {
-		bad("source.start", "must be earliest or latest, got %q", s)
+		bad("source.start", "must be earliest or latest, got %q%s", s, suggest(s, "earliest", "latest"))
 	}
 	p.checkFormats(bad)
 	if len(p.Steps) == 0 {
@@ -1053,10 +1079,15 @@ func (p *Pipeline) validate() error {
 				bad(f+".kind", "time, time_field, time_function and emit belong to aggregate steps")
 			}
 		case StepAggregate:
-			if s.Window == nil {
+			switch {
+			case s.Window == nil:
 				bad(f+".window", "an aggregate step needs a window (type: tumbling, hopping, sliding, session or global)")
-			} else if _, err := s.Windowing(p.Source.ValueFormat()); err != nil {
-				bad(f+".window", "%v", err)
+			case !slices.Contains(windowTypes, s.Window.Type):
+				bad(f+".window.type", "must be tumbling, hopping, sliding, session or global, got %q%s", s.Window.Type, suggest(s.Window.Type, windowTypes...))
+			default:
+				if _, err := s.Windowing(p.Source.ValueFormat()); err != nil {
+					bad(f+".window", "%v", err)
+				}
 			}
 			switch s.Time {
 			case "", TimeEvent:
@@ -1068,12 +1099,13 @@ func (p *Pipeline) validate() error {
 					bad(f+".time", "time_field and time_function need time: event, got %q", s.Time)
 				}
 			default:
-				bad(f+".time", "must be event, log_append or processing, got %q", s.Time)
+				bad(f+".time", "must be event, log_append or processing, got %q%s", s.Time, suggest(string(s.Time), "event", "log_append", "processing"))
 			}
 		case "":
 			bad(f+".kind", "is required: map, filter, flat_map, branch, key_by, join or aggregate")
 		default:
-			bad(f+".kind", "must be map, filter, flat_map, branch, key_by, join or aggregate, got %q", s.Kind)
+			bad(f+".kind", "must be map, filter, flat_map, branch, key_by, join or aggregate, got %q%s", s.Kind,
+				suggest(string(s.Kind), "map", "filter", "flat_map", "branch", "key_by", "join", "aggregate"))
 		}
 		if s.Kind != StepJoin && (s.Table != "" || s.Stream != "" || s.Type != "") {
 			bad(f+".kind", "table, stream and type belong to join steps")
@@ -1082,7 +1114,7 @@ func (p *Pipeline) validate() error {
 			bad(f+".kind", "this step keeps state: it needs delivery at_least_once or exactly_once (its changelog is written before the offsets are committed)")
 		}
 		if s.Emit != "" && s.Emit != "final" && s.Emit != "update" {
-			bad(f+".emit", "must be final or update, got %q", s.Emit)
+			bad(f+".emit", "must be final or update, got %q%s", s.Emit, suggest(s.Emit, "final", "update"))
 		}
 		switch {
 		case s.Kind == StepKeyBy && s.Function == "" && s.Field == "":
@@ -1191,7 +1223,8 @@ func (p *Pipeline) validate() error {
 	switch p.Delivery {
 	case AtMostOnce, AtLeastOnce, ExactlyOnce:
 	default:
-		bad("delivery", "must be at_most_once, at_least_once or exactly_once, got %q", p.Delivery)
+		bad("delivery", "must be at_most_once, at_least_once or exactly_once, got %q%s", p.Delivery,
+			suggest(string(p.Delivery), string(AtMostOnce), string(AtLeastOnce), string(ExactlyOnce)))
 	}
 	if p.CommitInterval < time.Millisecond || p.CommitInterval > MaxCommitInterval {
 		bad("commit_interval", "must be between 1ms and %s, got %s", MaxCommitInterval, p.CommitInterval)
@@ -1224,9 +1257,9 @@ func (p *Pipeline) validate() error {
 			bad("limits.sample_rate", "must be in (0, 1] with overload: sample, got 0")
 		}
 	default:
-		bad("limits.overload", "must be block, drop or sample, got %q", l.Overload)
+		bad("limits.overload", "must be block, drop or sample, got %q%s", l.Overload, suggest(string(l.Overload), "block", "drop", "sample"))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // checkName checks a name that the node puts into topic names, metric
@@ -1286,7 +1319,7 @@ func (p *Pipeline) validateJoin(f string, s Step, bad func(field, format string,
 			bad(f+".type", "a stream-table join is inner or left")
 		}
 	default:
-		bad(f+".type", "must be inner, left or outer, got %q", s.Type)
+		bad(f+".type", "must be inner, left or outer, got %q%s", s.Type, suggest(string(s.Type), "inner", "left", "outer"))
 	}
 	if s.Time != "" || s.TimeField != "" || s.TimeFunction != "" || s.Emit != "" {
 		bad(f+".kind", "time, time_field, time_function and emit belong to aggregate steps")
@@ -1327,7 +1360,7 @@ func (p *Pipeline) checkFormats(bad func(field, format string, args ...any)) {
 	all := strings.Join(append(slices.Clone(plain), RegistryFormats...), ", ")
 	src := &p.Source
 	if f := src.Format; !slices.Contains(plain, f) && !IsRegistryFormat(f) {
-		bad("source.format", "must be one of %s, got %q", all, f)
+		bad("source.format", "must be one of %s, got %q%s", all, f, suggest(f, append(slices.Clone(plain), RegistryFormats...)...))
 	}
 	registryURL := func(field, url string) {
 		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
@@ -1337,7 +1370,7 @@ func (p *Pipeline) checkFormats(bad func(field, format string, args ...any)) {
 	if IsRegistryFormat(src.Format) {
 		registryURL("source.registry", src.Registry)
 		if src.As != FormatJSON && src.As != FormatMsgpack {
-			bad("source.as", "must be json or msgpack, got %q", src.As)
+			bad("source.as", "must be json or msgpack, got %q%s", src.As, suggest(src.As, FormatJSON, FormatMsgpack))
 		}
 	} else if src.Registry != "" || src.As != "" {
 		bad("source.registry", "registry and as are for the formats %s", strings.Join(RegistryFormats, ", "))
@@ -1688,6 +1721,9 @@ func (p *Pipeline) Table(name string) *Table {
 	return nil
 }
 
+// windowTypes are the types of an aggregate step's windows.
+var windowTypes = []string{"tumbling", "hopping", "sliding", "session", "global"}
+
 // Windowing is the windowing configuration of an aggregate step whose
 // records' values are in format, the pipeline's Source.ValueFormat: its
 // time_field is read from MessagePack values in a msgpack pipeline, from
@@ -1707,7 +1743,8 @@ func (s *Step) Windowing(format string) (windowing.Config, error) {
 	case "global":
 		spec = windowing.GlobalCount(w.Count)
 	default:
-		return windowing.Config{}, fmt.Errorf("type must be tumbling, hopping, sliding, session or global, got %q", w.Type)
+		return windowing.Config{}, fmt.Errorf("type must be tumbling, hopping, sliding, session or global, got %q%s", w.Type,
+			suggest(w.Type, windowTypes...))
 	}
 	if w.Zone != "" {
 		loc, err := time.LoadLocation(w.Zone)

@@ -39,15 +39,15 @@ func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 		yaml string
 		want []string
 	}{
-		{"unknown field", strings.Replace(goodPipeline, "delivery:", "delivry:", 1), []string{"p.yaml:10: delivry: field delivry not found"}},
-		{"bad kind", strings.Replace(goodPipeline, "kind: map", "kind: mapp", 1), []string{`p.yaml:6: steps[0].kind: must be map, filter, flat_map, branch, key_by, join or aggregate, got "mapp"`}},
+		{"unknown field", strings.Replace(goodPipeline, "delivery:", "delivry:", 1), []string{`p.yaml:10: delivry: unknown field; did you mean "delivery"?`}},
+		{"bad kind", strings.Replace(goodPipeline, "kind: map", "kind: mapp", 1), []string{`p.yaml:6: steps[0].kind: must be map, filter, flat_map, branch, key_by, join or aggregate, got "mapp"; did you mean "map"?`}},
 		{"missing function", strings.Replace(goodPipeline, "    function: ../testdata/go/upper.wasm\n", "", 1), []string{"p.yaml:5: steps[0].function: is required"}},
 		{"bad delivery", strings.Replace(goodPipeline, "exactly_once", "twice", 1), []string{`p.yaml:10: delivery: must be at_most_once, at_least_once or exactly_once, got "twice"`}},
 		{"bad size", strings.Replace(goodPipeline, "64MiB", "lots", 1), []string{`size "lots"`}},
 		{"sink is source", strings.Replace(goodPipeline, "orders-out", "orders", 1), []string{"p.yaml:9: sink.topic", "would read its own output"}},
 		{"several problems at once", "name: x\nsource:\n  topics: []\nsteps: []\nsink:\n  topic: y\nbatch_size: -1\n",
 			[]string{"p.yaml:3: source.topics: name at least one topic", "p.yaml:4: steps: name at least one step", "p.yaml:7: batch_size: must be between"}},
-		{"bad duration", strings.Replace(goodPipeline, "delivery: exactly_once", "commit_interval: soon", 1), []string{"p.yaml:10: commit_interval: cannot unmarshal !!str `soon`", "want a duration"}},
+		{"bad duration", strings.Replace(goodPipeline, "delivery: exactly_once", "commit_interval: soon", 1), []string{`p.yaml:10: commit_interval: want a duration such as 100ms, 1s or 2m, got "soon"`}},
 		{"sampling without rate", goodPipeline + "  overload: sample\n", []string{"p.yaml:11: limits.sample_rate: must be in (0, 1]"}},
 		{"empty", "", []string{"the file is empty"}},
 		{"watermark on a stateless step", strings.Replace(goodPipeline, "    kind: map\n", "    kind: map\n    watermark: {disorder: 1s}\n", 1),
@@ -78,6 +78,136 @@ func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParsePipelineReportsEveryProblem gives files with several problems
+// of every sort at once: unknown fields (with the closest known one),
+// values of the wrong kind, values out of their set (with the closest
+// valid one) and what validation finds in the rest of the file. Each is
+// reported, with its line and field, in plain words: no Go type names.
+func TestParsePipelineReportsEveryProblem(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // lines of the error, in order
+	}{
+		{"typo, bad kind, bad duration", `name: orders
+source: {topics: [orders]}
+steps:
+  - name: upper
+    kind: mapp
+    fucntion: upper.wasm
+sink: {topic: out}
+commit_interval: soon
+`, []string{
+			`p.yaml:4: steps[0].function: is required: the path of a .wasm file`,
+			`p.yaml:5: steps[0].kind: must be map, filter, flat_map, branch, key_by, join or aggregate, got "mapp"; did you mean "map"?`,
+			`p.yaml:6: steps[0].fucntion: unknown field; did you mean "function"?`,
+			`p.yaml:8: commit_interval: want a duration such as 100ms, 1s or 2m, got "soon"`,
+		}},
+		{"values of the wrong kind", `name: orders
+source:
+  topics: orders
+steps:
+  - {name: count, kind: aggregate, function: c.wasm, state: yes please, window: {type: tumbeling, size: 10, grace: 1s}}
+sink: {topic: [out]}
+delivery: exactly-once
+batch_size: lots
+limits: {memory_limit: [64MiB], overload: dorp}
+`, []string{
+			`p.yaml:3: source.topics: want a list, got "orders"`,
+			`p.yaml:5: steps[0].state: want true or false, got "yes please"`,
+			`p.yaml:5: steps[0].window.size: want a duration such as 100ms, 1s or 2m, got 10`,
+			`p.yaml:5: steps[0].window.type: must be tumbling, hopping, sliding, session or global, got "tumbeling"; did you mean "tumbling"?`,
+			`p.yaml:6: sink.topic: want a string, got a list`,
+			`p.yaml:7: delivery: must be at_most_once, at_least_once or exactly_once, got "exactly-once"; did you mean "exactly_once"?`,
+			`p.yaml:8: batch_size: want a whole number, got "lots"`,
+			`p.yaml:9: limits.memory_limit: want a size such as 64MiB, 512KiB or 1GB, got a list`,
+			`p.yaml:9: limits.overload: must be block, drop or sample, got "dorp"; did you mean "drop"?`,
+		}},
+		{"unknown fields everywhere", `name: orders
+nmae: again
+source: {topics: [orders], strat: latest}
+tables: [{name: users, topic: users, globl: true}]
+steps:
+  - name: enrich
+    kind: join
+    table: users
+    typ: left
+  - name: tag
+    kind: map
+    function: tag.wasm
+    config: {token: {evn: TOKEN}, level: 3}
+    limits: {call_timout: 2s}
+    outputs: [{name: odd, to: odd, partitions: 3}]
+  - name: route
+    kind: branch
+    branches: [{name: big, function: big.wasm, topic: big}, {name: rest, to: rest}]
+sink: {tpoic: out}
+dead_letter: {topic: dlq, zzz: 1}
+`, []string{
+			`p.yaml:2: nmae: unknown field; did you mean "name"?`,
+			`p.yaml:3: source.strat: unknown field; did you mean "start"?`,
+			`p.yaml:4: tables[0].globl: unknown field; did you mean "global"?`,
+			`p.yaml:9: steps[0].typ: unknown field; did you mean "type"?`,
+			`p.yaml:13: steps[1].config.token.evn: unknown field; did you mean "env"?`,
+			`p.yaml:14: steps[1].limits.call_timout: unknown field; did you mean "call_timeout"?`,
+			`p.yaml:15: steps[1].outputs[0].partitions: unknown field`,
+			`p.yaml:18: steps[2].branches[0].topic: unknown field`,
+			`p.yaml:18: steps[2].branches[0]: branch route.big goes nowhere: no later step reads it (from:) and it has no to: topic`,
+			`p.yaml:19: sink.tpoic: unknown field; did you mean "topic"?`,
+			`p.yaml:20: dead_letter.zzz: unknown field`,
+		}},
+		{"a key twice, a join type, a config entry", `name: orders
+source: {topics: [orders]}
+steps:
+  - {name: j, kind: join, stream: clicks, type: lefft, window: {before: 1s, after: 1s}}
+  - {name: m, kind: map, function: m.wasm, config: {a: [1], b: {}}}
+sink: {topic: out}
+sink: {topic: out2}
+`, []string{
+			`p.yaml:4: steps[0].type: must be inner, left or outer, got "lefft"; did you mean "left"?`,
+			`p.yaml:5: steps[1].config.a: want a value, {env: NAME} or {file: PATH}, got a list`,
+			`p.yaml:5: steps[1].config.b: a config entry is a value, {env: NAME} or {file: PATH}, not {}`,
+			`p.yaml:7: sink: given twice (first on line 6)`,
+		}},
+		{"not a mapping", "- name: orders\n", []string{`p.yaml:1: want a mapping of fields (name: value), got a list`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParsePipeline("p.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("errors\n%s\nwant\n%s", got, want)
+			}
+			for _, goType := range []string{"pipeline.", "time.Duration", "!!", "int64", "[]string"} {
+				if strings.Contains(err.Error(), goType) {
+					t.Errorf("the errors name a Go type or a YAML tag (%q)", goType)
+				}
+			}
+		})
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for _, tc := range []struct {
+		got  string
+		want string
+	}{
+		{"fucntion", `; did you mean "function"?`},
+		{"Function", `; did you mean "function"?`},
+		{"functoin", `; did you mean "function"?`},
+		{"func", ""},
+		{"kidn", `; did you mean "kind"?`},
+		{"x", ""},
+		{"", ""},
+	} {
+		if got := suggest(tc.got, "name", "kind", "function", "field"); got != tc.want {
+			t.Errorf("suggest(%q) = %q, want %q", tc.got, got, tc.want)
+		}
 	}
 }
 

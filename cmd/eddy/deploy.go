@@ -24,7 +24,9 @@ func newDeployCmd(c *cli) *cobra.Command {
 		Short: "Deploy a function to a step of a running pipeline, without a restart",
 		Long: `Deploy FN.wasm to a step of a pipeline through a running node's admin API
 (--admin). The node checks the module (WebAssembly, the guest ABI, the
-exports the step needs) and, with --sample and --expect, runs it over the
+exports the step needs, and that it fits the step: keyed-state calls need
+a step with state: true, timers a map, filter or flat_map step with state:
+true) and, with --sample and --expect, runs it over the
 sample records and compares its output with the expected ones; if all is
 well it records the module in the function registry, from which every node
 running the pipeline takes it up. With --shadow the module runs

@@ -30,7 +30,8 @@ func freeAddr(t *testing.T) string {
 // TestDeployIntoARunningNode runs `eddy run` with its admin API, deploys a
 // new version with `eddy deploy`, and checks the API's guards against the
 // real node: no token or a wrong one is 401 and changes nothing, an
-// oversized upload is 413, and a hostile module is refused with its reason.
+// oversized upload is 413, and a hostile module, or one that does not fit
+// the step, is refused with its reason.
 func TestDeployIntoARunningNode(t *testing.T) {
 	b := testkafka.StartPartitions(t, 2, "words", "words-up", "words-dlq")
 	upper, _ := filepath.Abs(td("go/upper.wasm"))
@@ -64,6 +65,14 @@ delivery: exactly_once
 		"--admin", url, "--token-file", tokenFile)
 	if code == 0 || !strings.Contains(stderr, "invalid_module") || !strings.Contains(stderr, "trap") {
 		t.Fatalf("hostile deploy: exit %d: %s", code, stderr)
+	}
+	// The counter keeps keyed state, which the stateless step up has not:
+	// every record would be dead-lettered.
+	_, stderr, code = run(t, "", "deploy", td("go/counter.wasm"), "--pipeline", "words", "--step", "up",
+		"--admin", url, "--token-file", tokenFile)
+	if code == 0 || !strings.Contains(stderr, "eddy: deploy rejected: incompatible_module: the module does not fit step up: "+
+		"it imports eddy.state_get, eddy.state_put, but the step has no keyed state") {
+		t.Fatalf("deploy of a stateful module to a stateless step: exit %d: %s", code, stderr)
 	}
 	cModule, _ := os.ReadFile(td("c/upper.wasm"))
 	for _, tok := range []string{"", "wrong"} {

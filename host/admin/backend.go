@@ -21,6 +21,9 @@ import (
 //     no shadow, a lost race for the version number): 409 [CodeConflict];
 //   - a module the node cannot run (not Wasm, another ABI, a missing
 //     export): 422 [CodeInvalidModule];
+//   - a module the node can run, but not in the step (another kind, state
+//     or timer calls the step does not serve): 422
+//     [CodeIncompatibleModule];
 //   - a smoke test whose output is not the expected records: 422
 //     [CodeSmokeTestFailed].
 //

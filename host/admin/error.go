@@ -29,6 +29,11 @@ const (
 	// CodeInvalidModule: the module is not one the node can run (not Wasm,
 	// another ABI, a missing export).
 	CodeInvalidModule = "invalid_module"
+	// CodeIncompatibleModule: the node can run the module, but not in the
+	// step it is deployed to (its manifest lacks the kind the step calls,
+	// or it imports keyed-state or timer calls the step does not serve):
+	// every record would fail.
+	CodeIncompatibleModule = "incompatible_module"
 	// CodeSmokeTestFailed: the module's output for the sample records is
 	// not the expected records.
 	CodeSmokeTestFailed = "smoke_test_failed"
