@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -116,20 +117,65 @@ func toKafkaBatch(topic string, recs []abi.Record, extra []kgo.RecordHeader) []k
 // RecordSource yields records to produce; it returns io.EOF after the last.
 type RecordSource func() (abi.Record, error)
 
+// ProduceOptions configure ProduceWith.
+type ProduceOptions struct {
+	// Progress, if set, is called with the count of records written every
+	// 10,000 records and once at the end.
+	Progress func(n int)
+	// ConnectTimeout, when positive, bounds the wait for brokers that
+	// cannot be reached. The topic's metadata is asked for first (asking
+	// the cluster to create the topic, as a producer does): no answer
+	// within ConnectTimeout fails with an UnreachableError, a topic that
+	// does not exist and is not created with a TopicNotFoundError. Later,
+	// records waiting that long for an acknowledgement while a broker
+	// cannot be reached fail with an UnreachableError naming it. Zero
+	// waits as long as ctx allows.
+	ConnectTimeout time.Duration
+}
+
 // Produce writes every record from next to topic, keyed (Kafka's default
 // partitioner: murmur2 of the key), waits until all are acknowledged, and
 // reports progress every 10,000 records. It returns how many were written.
+// It waits for unreachable brokers as long as ctx allows; ProduceWith can
+// bound that.
 func Produce(ctx context.Context, brokers []string, topic string, next RecordSource, progress func(n int)) (int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
-		kgo.ProducerLinger(5*time.Millisecond), kgo.AllowAutoTopicCreation())
+	return ProduceWith(ctx, brokers, topic, next, ProduceOptions{Progress: progress})
+}
+
+// ProduceWith is Produce with options.
+func ProduceWith(ctx context.Context, brokers []string, topic string, next RecordSource, opts ProduceOptions) (int, error) {
+	watch := newConnWatch(brokers)
+	cl, err := kgo.NewClient(append(watch.clientOpts(opts.ConnectTimeout), kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(5*time.Millisecond), kgo.AllowAutoTopicCreation())...)
 	if err != nil {
 		return 0, err
 	}
 	defer cl.Close()
+	if opts.ConnectTimeout > 0 {
+		if err := watch.checkTopic(ctx, cl, topic, true, opts.ConnectTimeout); err != nil {
+			return 0, fmt.Errorf("produce to %s: %w", topic, err)
+		}
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var (
 		n       int
 		failure = make(chan error, 1)
+		// pending counts the records not acknowledged yet; acked is
+		// when the last acknowledgement came (UnixNano).
+		pending, acked atomic.Int64
 	)
+	acked.Store(time.Now().UnixNano())
+	if opts.ConnectTimeout > 0 {
+		go watchAcks(ctx, stop, watch, &pending, &acked, opts.ConnectTimeout)
+	}
+	// stopped returns why ctx ended: the watch's error, or ctx's own.
+	stopped := func(err error) error {
+		if cause := context.Cause(ctx); cause != nil && errors.Is(err, ctx.Err()) {
+			err = cause
+		}
+		return fmt.Errorf("produce to %s: %w", topic, err)
+	}
 	for {
 		rec, err := next()
 		if errors.Is(err, io.EOF) {
@@ -138,7 +184,10 @@ func Produce(ctx context.Context, brokers []string, topic string, next RecordSou
 		if err != nil {
 			return n, err
 		}
+		pending.Add(1)
 		cl.Produce(ctx, toKafka(topic, &rec), func(_ *kgo.Record, err error) {
+			acked.Store(time.Now().UnixNano())
+			pending.Add(-1)
 			if err != nil {
 				select {
 				case failure <- err:
@@ -147,27 +196,49 @@ func Produce(ctx context.Context, brokers []string, topic string, next RecordSou
 			}
 		})
 		n++
-		if progress != nil && n%10000 == 0 {
-			progress(n)
+		if opts.Progress != nil && n%10000 == 0 {
+			opts.Progress(n)
 		}
 		select {
 		case err := <-failure:
-			return n, fmt.Errorf("produce to %s: %w", topic, err)
+			return n, stopped(err)
 		default:
 		}
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return n, err
+		return n, stopped(err)
 	}
 	select {
 	case err := <-failure:
-		return n, fmt.Errorf("produce to %s: %w", topic, err)
+		return n, stopped(err)
 	default:
 	}
-	if progress != nil {
-		progress(n)
+	if opts.Progress != nil {
+		opts.Progress(n)
 	}
 	return n, nil
+}
+
+// watchAcks stops a produce (stop) when records have waited timeout for an
+// acknowledgement while a broker has not been reached for as long: the
+// client would otherwise retry for ever.
+func watchAcks(ctx context.Context, stop context.CancelCauseFunc, watch *connWatch, pending, acked *atomic.Int64, timeout time.Duration) {
+	tick := time.NewTicker(min(timeout/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if pending.Load() == 0 || time.Since(time.Unix(0, acked.Load())) < timeout {
+			continue
+		}
+		if u := watch.unreachable(timeout, timeout); u != nil {
+			stop(u)
+			return
+		}
+	}
 }
 
 // ConsumeOptions configure Consume.
@@ -181,6 +252,14 @@ type ConsumeOptions struct {
 	Max int
 	// Idle stops after no record arrived for this long (0: never).
 	Idle time.Duration
+	// ConnectTimeout, when positive, makes Consume ask for the topic's
+	// metadata first and fail rather than wait: with an UnreachableError
+	// when no broker answers within ConnectTimeout, with a
+	// TopicNotFoundError when the topic does not exist. An Idle stop while
+	// a broker cannot be reached then fails with an UnreachableError too,
+	// instead of reporting an idle topic. Zero waits for the brokers and
+	// the topic as long as ctx allows.
+	ConnectTimeout time.Duration
 }
 
 // Meta is where a consumed record came from.
@@ -202,11 +281,21 @@ func Consume(ctx context.Context, brokers []string, topic string, opts ConsumeOp
 	if opts.ReadUncommitted {
 		iso = kgo.ReadUncommitted()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start), kgo.FetchIsolationLevel(iso))
+	watch := newConnWatch(brokers)
+	cl, err := kgo.NewClient(append(watch.clientOpts(opts.ConnectTimeout), kgo.SeedBrokers(brokers...),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start), kgo.FetchIsolationLevel(iso))...)
 	if err != nil {
 		return 0, err
 	}
 	defer cl.Close()
+	if opts.ConnectTimeout > 0 {
+		if err := watch.checkTopic(ctx, cl, topic, false, opts.ConnectTimeout); err != nil {
+			if ctx.Err() != nil {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("consume %s: %w", topic, err)
+		}
+	}
 	n := 0
 	for {
 		pctx, cancel := ctx, context.CancelFunc(func() {})
@@ -219,6 +308,9 @@ func Consume(ctx context.Context, brokers []string, topic string, opts ConsumeOp
 			return n, nil
 		}
 		if fetches.Empty() && pctx.Err() != nil {
+			if u := watch.unreachable(0, opts.Idle); opts.ConnectTimeout > 0 && u != nil {
+				return n, fmt.Errorf("consume %s: idle for %s: %w", topic, opts.Idle, u)
+			}
 			return n, nil // idle
 		}
 		var ferr error

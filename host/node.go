@@ -1298,7 +1298,13 @@ func (n *Node) shutdown(cause error) (stopErr error) {
 		n.cl.Close()
 	}
 	st := n.Stats()
-	n.log.Info("node stopped", "in", st.In, "out", st.Out, "dead_lettered", st.DeadLettered, "dropped", st.Dropped,
-		"commits", st.Commits, "aborts", st.Aborts, "error", cause)
+	attrs := []any{"in", st.In, "out", st.Out, "dead_lettered", st.DeadLettered, "dropped", st.Dropped,
+		"commits", st.Commits, "aborts", st.Aborts}
+	if !clean {
+		// A clean stop (the context ended) is what was asked for: only
+		// a failure is logged as an error.
+		attrs = append(attrs, "error", cause)
+	}
+	n.log.Info("node stopped", attrs...)
 	return stopErr
 }

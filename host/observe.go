@@ -237,11 +237,25 @@ type GraphStage struct {
 	To     int      `json:"to"`
 }
 
+// sendsLate reports whether the pipeline can send records to its late
+// topic: whether it has windows that close, an aggregate's (all but a
+// global window, which never closes) or a stream-stream join's. Every
+// pipeline has a late topic by default; a stateless one never writes to
+// it, and its graph leaves it out.
+func sendsLate(p *Pipeline) bool {
+	return slices.ContainsFunc(p.Steps, func(s Step) bool {
+		return s.Window != nil && (s.Kind == StepAggregate && s.Window.Type != "global" || s.Kind == StepJoin && s.Stream != "")
+	})
+}
+
 // graph describes the node's pipeline.
 func (n *Node) graph() Graph {
 	p := n.p
 	g := Graph{Sources: p.Source.Topics, Tables: []GraphTable{}, Steps: []GraphStep{}, Stages: []GraphStage{},
-		Sink: p.Sink.Topic, DeadLetter: p.DeadLetter.Topic, Late: p.Late.Topic}
+		Sink: p.Sink.Topic, DeadLetter: p.DeadLetter.Topic}
+	if sendsLate(p) {
+		g.Late = p.Late.Topic
+	}
 	for _, t := range p.Tables {
 		g.Tables = append(g.Tables, GraphTable{Name: t.Name, Topic: t.Topic, Global: t.Global})
 	}

@@ -292,22 +292,30 @@ it unsigned, for nodes run with --registry-unsigned.
 	return cmd
 }
 
-// newShadowActionCmd builds promote and discard, which differ only in the
-// call.
-func newShadowActionCmd(c *cli, use, short, long string,
-	do func(cl *admin.Client, ctx context.Context, pipeline, step, note string) (registry.Event, error)) *cobra.Command {
+// shadowAction is what tells promote and discard apart.
+type shadowAction struct {
+	use, short, long string
+	// note is the help of --note and example one for the example: why the
+	// step's shadow goes live, or why it is dropped.
+	note, example string
+	do            func(cl *admin.Client, ctx context.Context, pipeline, step, note string) (registry.Event, error)
+}
+
+// newShadowActionCmd builds promote or discard, which differ only in their
+// words and the call.
+func newShadowActionCmd(c *cli, a shadowAction) *cobra.Command {
 	var af adminFlags
 	var sf stepFlags
 	var note string
 	cmd := &cobra.Command{
-		Use:     use,
-		Short:   short,
-		Long:    long + "\n\n" + eventFormat,
-		Example: fmt.Sprintf("  eddy %s --pipeline orders --step enrich --note \"shadow output matches\"", use),
+		Use:     a.use,
+		Short:   a.short,
+		Long:    a.long + "\n\n" + eventFormat,
+		Example: fmt.Sprintf("  eddy %s --pipeline orders --step enrich --note %q", a.use, a.example),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return af.call(cmd.Context(), use+" refused", func(ctx context.Context, cl *admin.Client) error {
-				ev, err := do(cl, ctx, sf.pipeline, sf.step, note)
+			return af.call(cmd.Context(), a.use+" refused", func(ctx context.Context, cl *admin.Client) error {
+				ev, err := a.do(cl, ctx, sf.pipeline, sf.step, note)
 				if err == nil {
 					writeEvent(c.stdout, ev)
 				}
@@ -317,20 +325,30 @@ func newShadowActionCmd(c *cli, use, short, long string,
 	}
 	af.register(cmd)
 	sf.register(cmd)
-	cmd.Flags().StringVar(&note, "note", "", "why, recorded in the history")
+	cmd.Flags().StringVar(&note, "note", "", a.note)
 	return cmd
 }
 
 func newPromoteCmd(c *cli) *cobra.Command {
-	return newShadowActionCmd(c, "promote", "Make a step's shadow function live",
-		`Promote the step's shadow module (eddy deploy --shadow) to live on every
+	return newShadowActionCmd(c, shadowAction{
+		use:   "promote",
+		short: "Make a step's shadow function live",
+		long: `Promote the step's shadow module (eddy deploy --shadow) to live on every
 node running the pipeline; the step then has no shadow.`,
-		(*admin.Client).Promote)
+		note:    "why the shadow goes live (what its output showed), recorded in the history",
+		example: "shadow output matches",
+		do:      (*admin.Client).Promote,
+	})
 }
 
 func newDiscardCmd(c *cli) *cobra.Command {
-	return newShadowActionCmd(c, "discard", "Stop and drop a step's shadow function",
-		`Discard the step's shadow module (eddy deploy --shadow): every node stops
+	return newShadowActionCmd(c, shadowAction{
+		use:   "discard",
+		short: "Stop and drop a step's shadow function",
+		long: `Discard the step's shadow module (eddy deploy --shadow): every node stops
 running it; the live module is unchanged.`,
-		(*admin.Client).Discard)
+		note:    "why the shadow is dropped (what was wrong with its output), recorded in the history",
+		example: "shadow drops records without a currency",
+		do:      (*admin.Client).Discard,
+	})
 }

@@ -117,3 +117,26 @@ func TestAdminCommandsHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowActionsHaveTheirOwnWords: promote and discard share their
+// code, not their words: each --help says what its --note records, with an
+// example note of its own.
+func TestShadowActionsHaveTheirOwnWords(t *testing.T) {
+	noteLine := func(help string) string {
+		for _, line := range strings.Split(help, "\n") {
+			if strings.Contains(line, "--note string") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	promote, _, _ := run(t, "", "promote", "--help")
+	discard, _, _ := run(t, "", "discard", "--help")
+	pn, dn := noteLine(promote), noteLine(discard)
+	if pn == "" || dn == "" || pn == dn || !strings.Contains(pn, "goes live") || !strings.Contains(dn, "dropped") {
+		t.Fatalf("--note of promote: %q\n--note of discard: %q", pn, dn)
+	}
+	if strings.Contains(discard, "shadow output matches") {
+		t.Fatalf("discard --help gives promote's example note:\n%s", discard)
+	}
+}

@@ -26,6 +26,19 @@ func brokersFlag(cmd *cobra.Command, dst *string) {
 	cmd.Flags().StringVar(dst, "brokers", envOr("EDDY_BROKERS", DefaultBrokers), "Kafka bootstrap brokers, comma-separated (env EDDY_BROKERS)")
 }
 
+// connectTimeoutFlag adds --connect-timeout, how long a command waits for
+// brokers that cannot be reached (host.DefaultConnectTimeout).
+func connectTimeoutFlag(cmd *cobra.Command, dst *time.Duration) {
+	cmd.Flags().DurationVar(dst, "connect-timeout", host.DefaultConnectTimeout, "fail when the brokers cannot be reached for this long (0: wait until interrupted)")
+}
+
+func checkConnectTimeout(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("--connect-timeout: must be 0 or more, got %s", d)
+	}
+	return nil
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v
@@ -98,13 +111,18 @@ Stop it with Ctrl-C.`,
 func newProduceCmd(c *cli) *cobra.Command {
 	var brokers, topic, input string
 	var b64 bool
+	var connectTimeout time.Duration
 	ff := formatFlags{withRegistry: true}
 	cmd := &cobra.Command{
 		Use:   "produce --topic TOPIC [--input FILE|-] [--format json|msgpack|avro|protobuf|json_schema]",
 		Short: "Write JSON-lines records to a topic",
 		Long: `Read records as JSON lines (the format of eddy test: key, value, timestamp,
 headers) and write them to a topic, keyed with Kafka's default partitioner.
-Progress is reported on stderr every 10,000 records.
+On a terminal, progress is drawn on stderr every 10,000 records; a summary
+line ends the run. The topic is created on first use where the cluster
+allows it; a topic that does not exist on a cluster that does not create
+topics, or brokers that cannot be reached within --connect-timeout, fail
+the command.
 
 ` + formatHelp + "\n\n" + registryHelp,
 		Example: `  eddy produce --topic orders --input testdata/samples/orders.jsonl
@@ -113,6 +131,9 @@ Progress is reported on stderr every 10,000 records.
   eddy produce --topic bids --format avro --schema bid.avsc --input bids.jsonl   # registers bid.avsc as bids-value`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkConnectTimeout(connectTimeout); err != nil {
+				return err
+			}
 			format, err := ff.resolve(topic)
 			if err != nil {
 				return err
@@ -141,12 +162,12 @@ Progress is reported on stderr every 10,000 records.
 				read = encodeRecords(read, enc)
 			}
 			start := time.Now()
-			n, err := host.Produce(cmd.Context(), splitBrokers(brokers), topic, read, func(n int) {
-				fmt.Fprintf(c.stderr, "\rproduced %d records", n)
+			progress := newProgressLine(c.stderr)
+			n, err := host.ProduceWith(cmd.Context(), splitBrokers(brokers), topic, read, host.ProduceOptions{
+				ConnectTimeout: connectTimeout,
+				Progress:       func(n int) { progress.show("produced %d records", n) },
 			})
-			if n >= 10000 {
-				fmt.Fprintln(c.stderr)
-			}
+			progress.clear()
 			if err != nil {
 				return err
 			}
@@ -155,6 +176,7 @@ Progress is reported on stderr every 10,000 records.
 		},
 	}
 	brokersFlag(cmd, &brokers)
+	connectTimeoutFlag(cmd, &connectTimeout)
 	cmd.Flags().StringVarP(&topic, "topic", "t", "", "topic to write to")
 	cmd.Flags().StringVarP(&input, "input", "i", "-", "JSON-lines file, - for stdin")
 	cmd.Flags().BoolVar(&b64, "base64", false, "keys and values are base64 strings (with --format msgpack: keys)")
@@ -177,7 +199,9 @@ func newConsumeCmd(c *cli) *cobra.Command {
 		Long: `Read a topic from the beginning (or --latest) and print its records as JSON
 lines. Reads with read_committed isolation by default, as exactly-once
 consumers do: records of aborted or open transactions are not shown. Stops
-after --max records or when nothing arrives for --idle.
+after --max records or when nothing arrives for --idle. Fails when the topic
+does not exist or the brokers cannot be reached within --connect-timeout
+(0 waits for both), and when --idle passes while a broker cannot be reached.
 
 ` + formatHelp + "\n\n" + registryHelp,
 		Example: `  eddy consume --topic orders-out --idle 2s
@@ -186,6 +210,9 @@ after --max records or when nothing arrives for --idle.
   eddy consume --topic counts --format protobuf --registry http://127.0.0.1:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkConnectTimeout(opts.ConnectTimeout); err != nil {
+				return err
+			}
 			format, err := ff.resolve(topic)
 			if err != nil {
 				return err
@@ -220,6 +247,7 @@ after --max records or when nothing arrives for --idle.
 				return nil
 			})
 			if err != nil && err != io.EOF && err != context.Canceled {
+				w.Flush()
 				return err
 			}
 			w.Flush()
@@ -228,6 +256,7 @@ after --max records or when nothing arrives for --idle.
 		},
 	}
 	brokersFlag(cmd, &brokers)
+	connectTimeoutFlag(cmd, &opts.ConnectTimeout)
 	f := cmd.Flags()
 	f.StringVarP(&topic, "topic", "t", "", "topic to read")
 	f.BoolVar(&opts.FromLatest, "latest", false, "start at the end of the topic")

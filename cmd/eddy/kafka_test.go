@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/eddy-streams/eddy/internal/testkafka"
 )
@@ -117,5 +120,73 @@ func TestBenchFromAnyDirectory(t *testing.T) {
 		if code != 0 || strings.Count(stdout, " ok") < 2 {
 			t.Fatalf("%s: exit %d\n%s\n%s", lang, code, stdout, stderr)
 		}
+	}
+}
+
+// TestKafkaCommandsUnreachableBroker: eddy produce and eddy consume against
+// a broker that cannot be reached fail within --connect-timeout, naming it,
+// instead of waiting until interrupted (produce) or reporting an empty
+// topic (consume).
+func TestKafkaCommandsUnreachableBroker(t *testing.T) {
+	for _, args := range [][]string{
+		{"produce", "--topic", "t", "--input", td("samples/words.jsonl")},
+		{"consume", "--topic", "t", "--idle", "5s"},
+		{"consume", "--topic", "t"},
+	} {
+		start := time.Now()
+		_, stderr, code := run(t, "", append(args, "--brokers", "127.0.0.1:1", "--connect-timeout", "1s")...)
+		if took := time.Since(start); code != 1 || took > 5*time.Second ||
+			!strings.Contains(stderr, "could not reach Kafka broker 127.0.0.1:1 within 1s: ") || strings.Contains(stderr, "consumed") {
+			t.Fatalf("eddy %s: exit %d after %s:\n%s", strings.Join(args, " "), code, took, stderr)
+		}
+	}
+}
+
+// TestConsumeChecksTheTopic: eddy consume fails on a topic that does not
+// exist, with or without --idle, and reads an existing empty one until
+// --idle as before.
+func TestConsumeChecksTheTopic(t *testing.T) {
+	b := testkafka.Start(t, "present")
+	for _, args := range [][]string{{"--idle", "1s"}, nil} {
+		stdout, stderr, code := run(t, "", append([]string{"consume", "--brokers", b.Addr(), "--topic", "absent"}, args...)...)
+		if code != 1 || stdout != "" || stderr != "eddy: consume absent: topic absent does not exist on "+b.Addr()+"\n" {
+			t.Fatalf("consume %v of a topic that does not exist: exit %d:\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	stdout, stderr, code := run(t, "", "consume", "--brokers", b.Addr(), "--topic", "present", "--idle", "500ms")
+	if code != 0 || stdout != "" || stderr != "consumed 0 records from present\n" {
+		t.Fatalf("consume of an empty topic: exit %d:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestProduceToATopicNotCreated: on a cluster that does not create topics
+// on first use (auto.create.topics.enable=false), eddy produce to a topic
+// that does not exist fails saying so, and to one that exists writes it.
+func TestProduceToATopicNotCreated(t *testing.T) {
+	strict, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "present"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	addr := strict.ListenAddrs()[0]
+	_, stderr, code := run(t, "", "produce", "--brokers", addr, "--topic", "absent", "--input", td("samples/words.jsonl"))
+	if want := "eddy: produce to absent: topic absent does not exist on " + addr +
+		", and the cluster does not create topics on first use (auto.create.topics.enable=false): create it first\n"; code != 1 || stderr != want {
+		t.Fatalf("exit %d:\n%s\nwant:\n%s", code, stderr, want)
+	}
+	_, stderr, code = run(t, "", "produce", "--brokers", addr, "--topic", "present", "--input", td("samples/words.jsonl"))
+	if code != 0 || !strings.HasPrefix(stderr, "produced 5 records to present in ") {
+		t.Fatalf("exit %d: %q", code, stderr)
+	}
+}
+
+// TestProduceWritesOneSummaryLine: eddy produce with stderr not a terminal
+// (a file, a pipe, here a buffer) writes its summary alone on one line,
+// with no progress drawn before it (no carriage return, no escape).
+func TestProduceWritesOneSummaryLine(t *testing.T) {
+	b := testkafka.Start(t, "words")
+	_, stderr, code := run(t, "", "produce", "--brokers", b.Addr(), "--topic", "words", "--input", td("samples/words.jsonl"))
+	if !regexp.MustCompile(`^produced 5 records to words in \d+(\.\d+)?m?s\n$`).MatchString(stderr) || code != 0 {
+		t.Fatalf("exit %d: %q", code, stderr)
 	}
 }

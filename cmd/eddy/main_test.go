@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -112,7 +113,8 @@ func TestInspect(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	stdout, _, code := run(t, "", "version")
-	if code != 0 || !strings.Contains(stdout, "guest ABI v1") || !strings.Contains(stdout, "github.com/tetratelabs/wazero") {
+	if code != 0 || !strings.Contains(stdout, "guest ABI v1") || !strings.Contains(stdout, "github.com/tetratelabs/wazero") ||
+		strings.HasPrefix(stdout, "eddy dev\n") {
 		t.Fatalf("version: %d %q", code, stdout)
 	}
 	for _, cmd := range []string{"test", "inspect", "conformance", "version"} {
@@ -120,6 +122,43 @@ func TestVersionAndHelp(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "Examples:") {
 			t.Errorf("%s --help: exit %d, no example:\n%s", cmd, code, stdout)
 		}
+	}
+}
+
+// TestVersionFromBuildInfo: eddy version of a build from a git checkout
+// shows the commit, its time and whether the tree was modified; of a
+// release its version; with -ldflags -X main.version that version; and
+// "(devel)" when nothing more is known, never "dev".
+func TestVersionFromBuildInfo(t *testing.T) {
+	checkout := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/eddy-streams/eddy", Version: "(devel)"},
+		Settings: []debug.BuildSetting{{Key: "-buildmode", Value: "exe"}, {Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "a6400d1f0e9c8b7a6d5e4f3a2b1c0d9e8f7a6b5c"}, {Key: "vcs.time", Value: "2026-12-01T10:00:00Z"},
+			{Key: "vcs.modified", Value: "true"}},
+		Deps: []*debug.Module{{Path: "github.com/tetratelabs/wazero", Version: "v1.12.0"}, {Path: "golang.org/x/sys", Version: "v0.48.0"}}}
+	release := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/eddy-streams/eddy", Version: "v1.4.0"}}
+	for _, tc := range []struct {
+		name, v string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"checkout", "", checkout, "eddy (devel)\ncommit a6400d1f0e9c8b7a6d5e4f3a2b1c0d9e8f7a6b5c of 2026-12-01T10:00:00Z, modified (the work tree had uncommitted changes)\n" +
+			"guest ABI v1\ngo1.26.8\ngithub.com/tetratelabs/wazero v1.12.0\n"},
+		{"go install of a release", "", release, "eddy v1.4.0\nguest ABI v1\ngo1.26.8\n"},
+		{"ldflags", "v1.5.0-rc1", release, "eddy v1.5.0-rc1\nguest ABI v1\ngo1.26.8\n"},
+		{"no build info", "", nil, "eddy (devel)\nguest ABI v1\n"},
+	} {
+		var out strings.Builder
+		writeVersion(&out, tc.v, tc.bi)
+		if out.String() != tc.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, out.String(), tc.want)
+		}
+	}
+	// A clean checkout says nothing about modifications.
+	checkout.Settings[len(checkout.Settings)-1].Value = "false"
+	var out strings.Builder
+	writeVersion(&out, "", checkout)
+	if !strings.Contains(out.String(), "commit a6400d1f0e9c8b7a6d5e4f3a2b1c0d9e8f7a6b5c of 2026-12-01T10:00:00Z\n") {
+		t.Errorf("clean checkout:\n%s", out.String())
 	}
 }
 

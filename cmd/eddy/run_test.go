@@ -18,7 +18,8 @@ import (
 
 // TestRunLogsJSONAndServesMetrics runs `eddy run --log-format json` with an
 // admin address: /metrics there counts the records it processed, and every
-// line it logged is a JSON object, the node's with its pipeline and node id.
+// line it logged is a JSON object, the node's with its pipeline and node id;
+// none of a run stopped cleanly (its context cancelled) has an error.
 func TestRunLogsJSONAndServesMetrics(t *testing.T) {
 	b := testkafka.StartPartitions(t, 2, "words", "words-up", "words-dlq")
 	upper, _ := filepath.Abs(td("go/upper.wasm"))
@@ -59,7 +60,7 @@ commit_interval: 50ms
 	}, func() string { return fmt.Sprintf("/metrics never showed %q:\n%s", metric, body) })
 	stop()
 
-	var started bool
+	var started, stopped bool
 	for i, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
@@ -71,9 +72,14 @@ commit_interval: 50ms
 		if rec["msg"] == "node started" {
 			started = rec["pipeline"] == "words" && rec["node"] == "w1"
 		}
+		stopped = stopped || rec["msg"] == "node stopped"
+		// A clean stop (the context ended, as Ctrl-C does) logs no error.
+		if rec["error"] != nil || rec["level"] == "ERROR" {
+			t.Errorf("log line %d of a clean run and stop has an error: %s", i+1, line)
+		}
 	}
-	if !started {
-		t.Errorf("no \"node started\" line with pipeline and node:\n%s", logs.String())
+	if !started || !stopped {
+		t.Errorf("no \"node started\" line with pipeline and node, or no \"node stopped\" line:\n%s", logs.String())
 	}
 }
 

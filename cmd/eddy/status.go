@@ -142,7 +142,7 @@ func renderCluster(w io.Writer, cs, prev *reading) error {
 	for _, n := range cs.Nodes {
 		for _, r := range n.Restores {
 			fmt.Fprintf(w, "  restoring on %s: %s[%d], %d records read, %d left, for %s\n", n.Node, r.Topic, r.Partition,
-				r.Restored, r.Remaining, now.Sub(r.Began).Round(time.Second))
+				r.Restored, r.Remaining, formatDuration(now.Sub(r.Began)))
 		}
 	}
 	before := map[string]host.NodeStatus{}
@@ -166,10 +166,10 @@ func renderCluster(w io.Writer, cs, prev *reading) error {
 		wm, behind := "-", "-"
 		if t, ok := lowestWatermark(n); ok {
 			wm = time.UnixMilli(t).UTC().Format("2006-01-02 15:04:05.000")
-			behind = now.Sub(time.UnixMilli(t)).Round(time.Second).String()
+			behind = formatDuration(now.Sub(time.UnixMilli(t)))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", n.Node, partitionList(n.Partitions), n.Lag, wm, behind,
-			inRate, outRate, n.Stats.In, n.Stats.Out, now.Sub(n.Started).Round(time.Second))
+			inRate, outRate, n.Stats.In, n.Stats.Out, formatDuration(now.Sub(n.Started)))
 	}
 	fmt.Fprintln(tw, "\nSTEP\tKIND\tVERSION\tDIGEST\tSTAGED\tSHADOW\t")
 	if len(cs.Nodes) > 0 {
@@ -188,6 +188,66 @@ func renderCluster(w io.Writer, cs, prev *reading) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// formatDuration writes a duration for a person: how far a watermark is
+// behind the clock, how long a node has been up. The larger the duration,
+// the coarser the units, two at most:
+//
+//	under a second   250ms
+//	under a minute   12.3s (tenths)
+//	under an hour    4m05s
+//	under a day      3h04m
+//	under ten days   3d04h
+//	longer           1,112 days
+//
+// Every unit is truncated, not rounded. Past ten days the hours no longer
+// matter: a watermark that far behind is stuck or replaying old records,
+// and eddy status's WATERMARK column beside it has the date. A negative
+// duration (a watermark ahead of the clock) is written with a minus sign.
+//
+// The dashboard's duration (host/admin/dashboard/assets/format.js) follows
+// the same rule; both are checked against the cases in
+// host/admin/dashboard/testdata/durations.json.
+func formatDuration(d time.Duration) string {
+	ms := d.Milliseconds()
+	sign := ""
+	if ms < 0 {
+		sign, ms = "-", -ms
+	}
+	const (
+		second = 1000
+		minute = 60 * second
+		hour   = 60 * minute
+		day    = 24 * hour
+	)
+	switch {
+	case ms < second:
+		return fmt.Sprintf("%s%dms", sign, ms)
+	case ms < minute:
+		return fmt.Sprintf("%s%d.%ds", sign, ms/second, ms%second/100)
+	case ms < hour:
+		return fmt.Sprintf("%s%dm%02ds", sign, ms/minute, ms%minute/second)
+	case ms < day:
+		return fmt.Sprintf("%s%dh%02dm", sign, ms/hour, ms%hour/minute)
+	case ms < 10*day:
+		return fmt.Sprintf("%s%dd%02dh", sign, ms/day, ms%day/hour)
+	}
+	return sign + groupThousands(ms/day) + " days"
+}
+
+// groupThousands writes n (not negative) with a comma between groups of
+// three digits: 1,112.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // lowestWatermark returns the lowest watermark of the node's tasks.

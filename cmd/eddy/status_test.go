@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +36,88 @@ func TestStatusCommand(t *testing.T) {
 	}
 	if b.Calls() != 2 {
 		t.Fatalf("%d backend calls", b.Calls())
+	}
+}
+
+// TestFormatDuration checks formatDuration against the cases the
+// dashboard's duration is checked against too: the two follow one rule.
+func TestFormatDuration(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "host", "admin", "dashboard", "testdata", "durations.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		MS   int64  `json:"ms"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if got := formatDuration(time.Duration(c.MS) * time.Millisecond); got != c.Text {
+			t.Errorf("formatDuration(%dms) = %q, want %q", c.MS, got, c.Text)
+		}
+	}
+}
+
+// TestStatusOfOldWatermarks: eddy status writes how far a watermark from
+// long ago is behind, and a node's uptime, in days, not hours
+// (26708h23m29s).
+func TestStatusOfOldWatermarks(t *testing.T) {
+	wm := time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC)
+	now := wm.Add(26708*time.Hour + 23*time.Minute + 29*time.Second)
+	ms := wm.UnixMilli()
+	cs := &reading{at: now, ClusterStatus: host.ClusterStatus{Pipeline: "p", Nodes: []host.NodeStatus{{
+		Node: "n1", Started: now.Add(-3*time.Hour - 4*time.Minute),
+		Tasks: []host.TaskStatus{{Watermark: &ms}},
+	}}}}
+	var out strings.Builder
+	if err := renderCluster(&out, cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`\nn1 +- +0 +2023-11-14 22:13:20.000 +1,112 days +- +- +0 +0 +3h04m\n`).MatchString(out.String()) {
+		t.Fatalf("status:\n%s", out.String())
+	}
+}
+
+// serveCluster serves cs as a node's admin API does at GET /v1/cluster,
+// until the test ends, and returns the server's URL.
+func serveCluster(t *testing.T, cs host.ClusterStatus) string {
+	t.Helper()
+	t.Setenv("EDDY_ADMIN", "")
+	body, err := json.Marshal(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/cluster" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestTopWithoutATerminal: eddy top writing to a file or a pipe prints its
+// reports one after the other, each under a dated heading, without the
+// escapes that clear a terminal's screen.
+func TestTopWithoutATerminal(t *testing.T) {
+	url := serveCluster(t, host.ClusterStatus{Pipeline: "p", Nodes: []host.NodeStatus{{Node: "n1", Pipeline: "p", Started: time.Now()}}})
+	stdout, stderr, code := run(t, "", "top", "--iterations", "3", "--interval", "10ms", "--admin", url)
+	if code != 0 || strings.Contains(stdout, "\x1b") || strings.Count(stdout, "IN/S") != 3 {
+		t.Fatalf("exit %d: %s\n%q", code, stderr, stdout)
+	}
+	reports := strings.Split(stdout, "\n\neddy top — ")
+	if len(reports) != 3 || !strings.HasPrefix(stdout, "eddy top — ") {
+		t.Fatalf("want 3 reports, each after a blank line and a heading:\n%s", stdout)
+	}
+	for _, r := range reports {
+		if !regexp.MustCompile(`^(eddy top — )?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC — every 10ms\n\npipeline `).MatchString(r) {
+			t.Fatalf("a report without its heading:\n%s", r)
+		}
 	}
 }
 
@@ -132,7 +217,7 @@ commit_interval: 50ms
 		t.Errorf("no node shows records per second:\n%s", out)
 	}
 	out, _, code = run(t, "", "top", "--iterations", "2", "--interval", "100ms", "--admin", urls[1])
-	if code != 0 || strings.Count(out, "\x1b[H\x1b[2J") != 2 || strings.Count(out, "IN/S") != 2 {
+	if code != 0 || strings.Contains(out, "\x1b") || strings.Count(out, "eddy top — ") != 2 || strings.Count(out, "IN/S") != 2 {
 		t.Errorf("top: exit %d:\n%q", code, out)
 	}
 }

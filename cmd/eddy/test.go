@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -128,6 +129,13 @@ func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
 			inst.SetTimers(t.timers)
 		}
 	}
+	// Without --state the state and timer calls answer "unavailable": a
+	// failure of a module that makes them is most likely that.
+	hint := ""
+	if calls := stateCalls(fn.Info().Imports); !f.withState && len(calls) > 0 {
+		hint = fmt.Sprintf("the module uses keyed state or timers (it imports %s): run it with --state to give it an in-memory store",
+			strings.Join(calls, ", "))
+	}
 	switch kind {
 	case abi.KindProcess:
 		err = t.process(ctx, r)
@@ -139,14 +147,32 @@ func (c *cli) runTest(ctx context.Context, path string, f *testFlags) error {
 		err = t.join(ctx, r)
 	}
 	if err != nil {
+		if hint != "" {
+			return fmt.Errorf("%w; %s", err, hint)
+		}
 		return err
 	}
 	if t.failed > 0 {
 		w.Flush()
-		fmt.Fprintf(c.stderr, "eddy: %d of %d records failed\n", t.failed, t.seen)
+		if hint != "" {
+			hint = "; " + hint
+		}
+		fmt.Fprintf(c.stderr, "eddy: %d of %d records failed%s\n", t.failed, t.seen, hint)
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// stateCalls returns the host calls among a module's imports ("module.name")
+// that need a keyed state store: the state and timer calls.
+func stateCalls(imports []string) []string {
+	var calls []string
+	for _, imp := range imports {
+		if strings.HasPrefix(imp, "eddy.state_") || strings.HasPrefix(imp, "eddy.timer_") {
+			calls = append(calls, imp)
+		}
+	}
+	return calls
 }
 
 func pickKind(m abi.Manifest, want string) (abi.Kind, error) {

@@ -56,3 +56,26 @@ func TestTestConfig(t *testing.T) {
 		t.Fatalf("a config without =: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestTestSaysToPassState: the failures of a module that uses keyed state
+// or timers, run without --state, end with the advice to pass --state,
+// naming the calls; a module without them is not given that advice.
+func TestTestSaysToPassState(t *testing.T) {
+	in := `{"key":"a","value":"500","timestamp":1000}` + "\n" // remind: a reminder 500ms on
+	for _, tc := range []struct{ module, calls string }{
+		{"go/counter.wasm", "eddy.state_get, eddy.state_put"},
+		{"go/remind.wasm", "eddy.timer_set"},
+	} {
+		_, stderr, code := run(t, in, "test", td(tc.module))
+		if want := "1 of 1 records failed; the module uses keyed state or timers (it imports " + tc.calls +
+			"): run it with --state to give it an in-memory store\n"; code != 1 || !strings.HasSuffix(stderr, want) {
+			t.Fatalf("%s without --state: exit %d, stderr:\n%s\nwant it to end with:\n%s", tc.module, code, stderr, want)
+		}
+		if _, stderr, code := run(t, in, "test", "--state", td(tc.module)); code != 0 {
+			t.Fatalf("%s with --state: exit %d, stderr:\n%s", tc.module, code, stderr)
+		}
+	}
+	if _, stderr, _ := run(t, in, "test", td("wat/trap.wasm")); !strings.Contains(stderr, "1 of 1 records failed") || strings.Contains(stderr, "--state") {
+		t.Fatalf("a module without state calls:\n%s", stderr)
+	}
+}

@@ -49,6 +49,7 @@ func TestServedByTheAdminServer(t *testing.T) {
 		{name: "index", method: "GET", path: "/ui/", status: 200, ctype: "text/html; charset=utf-8", contains: `data-testid="graph"`},
 		{name: "script", method: "GET", path: "/ui/app.js", status: 200, ctype: "text/javascript; charset=utf-8", contains: "/v1/"},
 		{name: "module", method: "GET", path: "/ui/graph.js", status: 200, ctype: "text/javascript; charset=utf-8", contains: "drawGraph"},
+		{name: "formats", method: "GET", path: "/ui/format.js", status: 200, ctype: "text/javascript; charset=utf-8", contains: "export function duration"},
 		{name: "style", method: "GET", path: "/ui/style.css", status: 200, ctype: "text/css; charset=utf-8", contains: "prefers-color-scheme"},
 		{name: "icon", method: "GET", path: "/ui/icon.svg", status: 200, ctype: "image/svg+xml"},
 		{name: "head", method: "HEAD", path: "/ui/", status: 200, ctype: "text/html; charset=utf-8"},

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ const readGraph = `(() => {
 type graphCase struct {
 	name, yaml string
 	steps      []string // name:kind, in order
-	topics     []string // role:topic (sources, repartition, sink, dead letter, late)
+	topics     []string // role:topic (sources, repartition, sink, dead letter, late when windows close)
 	taps       []string // topic<step
 	groups     []string // of:kind:label
 	edges      []string // from > to
@@ -120,7 +121,7 @@ sink: {topic: engagement}
 dead_letter: {topic: engagement-dlq}
 `,
 	steps:  []string{"clicks:filter", "views:filter", "both:map"},
-	topics: []string{"source:events", "source:more-events", "sink:engagement", "dead_letter:engagement-dlq", "late:engagement-late"},
+	topics: []string{"source:events", "source:more-events", "sink:engagement", "dead_letter:engagement-dlq"},
 	taps:   []string{"clicks<clicks", "views<views"},
 	edges: []string{
 		"source:events > clicks", "source:more-events > clicks",
@@ -146,7 +147,7 @@ steps:
 sink: {topic: words}
 `,
 	steps:  []string{"route:map", "route.objects:output", "route.numbers:output", "enrich:map", "words:map"},
-	topics: []string{"source:in", "sink:words", "dead_letter:route-dlq", "late:route-late"},
+	topics: []string{"source:in", "sink:words", "dead_letter:route-dlq"},
 	taps:   []string{"numbers<route.numbers", "enriched<enrich"},
 	groups: []string{"route:outputs:outputs of route"},
 	edges: []string{
@@ -173,7 +174,7 @@ steps:
       - {name: people, to: people}
 `,
 	steps:  []string{"parse:map", "by-type.bids:filter", "by-type.auctions:filter", "by-type.people:output"},
-	topics: []string{"source:events", "dead_letter:by-type-dlq", "late:by-type-late"}, // no sink
+	topics: []string{"source:events", "dead_letter:by-type-dlq"}, // no sink
 	taps:   []string{"bids<by-type.bids", "auctions<by-type.auctions", "people<by-type.people"},
 	groups: []string{"by-type:branch:branch by-type"},
 	edges: []string{
@@ -197,7 +198,7 @@ steps:
 sink: {topic: all}
 `,
 	steps:  []string{"split:map", "split.a:output", "split.b:output", "split.c:output", "ua:map", "ub:map", "uc:map", "all:map"},
-	topics: []string{"source:in", "sink:all", "dead_letter:fan-dlq", "late:fan-late"},
+	topics: []string{"source:in", "sink:all", "dead_letter:fan-dlq"},
 	taps:   []string{"ua<ua", "ub<ub", "uc<uc"},
 	groups: []string{"split:outputs:outputs of split"},
 	edges: []string{
@@ -225,7 +226,7 @@ steps:
 sink: {topic: enriched}
 `,
 	steps:  []string{"clean:map", "with-customer:join", "audit:map", "out:map"},
-	topics: []string{"source:orders", "table:customers", "sink:enriched", "dead_letter:shop-dlq", "late:shop-late"},
+	topics: []string{"source:orders", "table:customers", "sink:enriched", "dead_letter:shop-dlq"},
 	taps:   []string{"audit<audit"},
 	edges: []string{
 		"source:orders > clean",
@@ -272,6 +273,51 @@ late: {topic: alerts-late}
 		"counts > late:alerts-late",
 	},
 }}
+
+// TestGraphLateTopic: a node's graph has the late topic only when its
+// pipeline can send records there, when it has windows that close (an
+// aggregate's but a global one, a stream-stream join's): not for the
+// stateless pipelines of graphCases, nor for a global window.
+func TestGraphLateTopic(t *testing.T) {
+	eng, err := eddyrt.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	cases := map[string]string{} // name → its late topic, "" for none
+	yamls := map[string]string{}
+	for _, tc := range graphCases {
+		yamls[tc.name] = tc.yaml
+		for _, tp := range tc.topics {
+			if l, ok := strings.CutPrefix(tp, "late:"); ok {
+				cases[tc.name] = l
+			}
+		}
+		if _, ok := cases[tc.name]; !ok {
+			cases[tc.name] = ""
+		}
+	}
+	yamls["global"] = `name: tally
+source: {topics: [in]}
+steps:
+  - {name: by-key, kind: key_by, field: k}
+  - {name: every, kind: aggregate, function: "native:count", window: {type: global, count: 10}}
+sink: {topic: out}
+`
+	cases["global"] = ""
+	yamls["stream-join"] = `name: pairs
+source: {topics: [clicks]}
+steps:
+  - {name: with-views, kind: join, stream: views, function: "native:pass", window: {before: 5s, after: 5s, grace: 1s}}
+sink: {topic: out}
+`
+	cases["stream-join"] = "pairs-late"
+	for name, want := range cases {
+		if got := statusOf(t, eng, name, yamls[name]).Graph.Late; got != want {
+			t.Errorf("%s: late topic %q, want %q", name, got, want)
+		}
+	}
+}
 
 // statusOf returns the status of a node of the pipeline (not running: the
 // graph and the steps are what matter here).

@@ -4,6 +4,7 @@
 // polls; the charts keep the last five minutes in memory.
 
 import { drawChart } from "./chart.js";
+import { duration } from "./format.js";
 import { drawGraph } from "./graph.js";
 
 const POLL_MS = 1000;
@@ -71,18 +72,6 @@ function setNum(id, v, text) {
 function rateText(v) {
   if (v === null || v === undefined) return "–";
   return v >= 100 ? fmt.format(Math.round(v)) : v.toFixed(1);
-}
-
-function duration(ms) {
-  const neg = ms < 0;
-  ms = Math.abs(ms);
-  let s;
-  if (ms < 1000) s = `${Math.round(ms)}ms`;
-  else if (ms < 60e3) s = `${(ms / 1000).toFixed(1)}s`;
-  else if (ms < 3600e3) s = `${Math.floor(ms / 60e3)}m${String(Math.floor((ms % 60e3) / 1000)).padStart(2, "0")}s`;
-  else if (ms < 86400e3) s = `${Math.floor(ms / 3600e3)}h${String(Math.floor((ms % 3600e3) / 60e3)).padStart(2, "0")}m`;
-  else s = `${Math.floor(ms / 86400e3)}d${Math.floor((ms % 86400e3) / 3600e3)}h`;
-  return neg ? "+" + s : s;
 }
 
 // utc formats a time as 2006-01-02 15:04:05.000 (UTC); short drops the date.

@@ -5,8 +5,9 @@
 // (from:) or the source gets an arrow from each of them over the row, on
 // lanes above it. The steps made from a branch step's branches or from a
 // step's named outputs are grouped under their step's name; the topics
-// steps also write to (to:) stand below them, with the dead-letter and late
-// topics; tables a step joins above it.
+// steps also write to (to:) stand below them, with the dead-letter topic
+// and, when windows can send records there, the late topic; tables a step
+// joins above it.
 
 import { el, text, compact } from "./chart.js";
 
@@ -228,7 +229,16 @@ export function drawGraph(svg, g, steps, rates, counts) {
   const hasAbove = Object.keys(joined).length > 0;
   const hasGroups = gsteps.some((s) => s.of);
   const taps = gsteps.map((s, i) => (s.to ? i : -1)).filter((i) => i >= 0);
-  const hasBelow = !!(g.dead_letter || g.late) || taps.length > 0;
+  // The steps that send records to the late topic: those with windows that
+  // close (an aggregate's but a global one, a stream-stream join's). The
+  // late topic is drawn only when there is one: a node leaves it out of
+  // the graph of a pipeline without such windows, and an older node that
+  // did not is drawn alike.
+  const windowed = gsteps
+    .map((s, i) => ((s.kind === "aggregate" && s.window && !s.window.startsWith("global")) || (s.join && s.join.startsWith("stream")) ? i : -1))
+    .filter((i) => i >= 0);
+  const late = windowed.length > 0 ? g.late : "";
+  const hasBelow = !!(g.dead_letter || late) || taps.length > 0;
   const srcs = g.sources || [];
 
   // What each step reads, and the edges that skip steps: lanes over the row.
@@ -457,16 +467,15 @@ export function drawGraph(svg, g, steps, rates, counts) {
       text(layer.labels, b.x + b.w + 6, b.y + TOPIC_H / 2 + 4, compact(counts.dead || 0), { class: hot ? "count" : "sub", "data-testid": "graph-dead" });
       width = Math.max(width, b.x + b.w + 60);
     }
-    if (g.late) {
-      const windowed = gsteps.map((s, i) => ((s.window && s.kind === "aggregate") || (s.join && s.join.startsWith("stream")) ? i : -1)).filter((i) => i >= 0);
-      const w = topicWidth(g.late);
-      const src = windowed.length ? boxes[windowed[0]] : stageBoxes[stageBoxes.length - 1];
+    if (late) {
+      const w = topicWidth(late);
+      const src = boxes[windowed[0]];
       const bx = place(src ? src.x + src.w / 2 - w / 2 + 40 : 10, w + 50);
       const hot = counts.late > 0;
-      const b = topicBox(layer.nodes, bx, sy, g.late, "late", "late", { cls: "side" + (hot ? " hot" : ""), below: true });
+      const b = topicBox(layer.nodes, bx, sy, late, "late", "late", { cls: "side" + (hot ? " hot" : ""), below: true });
       for (const i of windowed) {
         const s = boxes[i];
-        if (s) arrow(link(layer.edges, gsteps[i].name, "late:" + g.late), s.x + s.w / 2, s.y + s.h, b.x + b.w / 2, b.y, { down: true, cls: "side" });
+        if (s) arrow(link(layer.edges, gsteps[i].name, "late:" + late), s.x + s.w / 2, s.y + s.h, b.x + b.w / 2, b.y, { down: true, cls: "side" });
       }
       text(layer.labels, b.x + b.w + 6, b.y + TOPIC_H / 2 + 4, compact(counts.late || 0), { class: hot ? "count" : "sub", "data-testid": "graph-late" });
       width = Math.max(width, b.x + b.w + 60);
