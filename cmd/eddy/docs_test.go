@@ -199,3 +199,27 @@ func shellWords(line string) []string {
 	}
 	return words
 }
+
+// TestQuickstartInstallsFirst: the README's quickstart gives a new user an
+// eddy command (go install) before it uses one, and says the first build
+// is slow and silent.
+func TestQuickstartInstallsFirst(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start := strings.Index(s, "## Quickstart")
+	end := strings.Index(s[start+1:], "\n## ")
+	if start < 0 || end < 0 {
+		t.Fatal("README.md has no Quickstart section")
+	}
+	q := s[start : start+1+end]
+	install, use := strings.Index(q, "go install ./cmd/eddy"), strings.Index(q, "\neddy ")
+	if install < 0 || use < 0 || install > use {
+		t.Fatalf("the quickstart must install eddy (go install ./cmd/eddy) before its first eddy command:\n%s", q)
+	}
+	if !strings.Contains(q, "first build") {
+		t.Errorf("the quickstart does not say how long the first build takes:\n%s", q)
+	}
+}
