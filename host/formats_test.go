@@ -336,7 +336,7 @@ func TestRegistryDownWhileRunning(t *testing.T) {
 		!strings.Contains(grepLines(m, "_up{"), "} 0") || strings.Contains(grepLines(m, "unavailable_total{"), "} 0") {
 		t.Errorf("metrics while down:\n%s", m)
 	}
-	time.Sleep(500 * time.Millisecond) // a few retries
+	time.Sleep(registryOutage) // a few retries
 	down.Store(false)
 	// Close the windows: one far-ahead record per partition.
 	produceAll(t, brokers, "bids", bids(enc1, 600, 16, base+3_600_000))
@@ -476,3 +476,8 @@ dead_letter: {topic: dlq}
 		t.Fatalf("outputs %v", got)
 	}
 }
+
+// registryOutage is how long TestRegistryDownWhileRunning keeps the
+// registry away: longer than the transaction timeout (10 s), so that the
+// open transaction of the waiting task is aborted by the broker meanwhile.
+var registryOutage = 12 * time.Second
