@@ -308,7 +308,7 @@ sink: {topic: out}
 	yamls["stream-join"] = `name: pairs
 source: {topics: [clicks]}
 steps:
-  - {name: with-views, kind: join, stream: views, function: "native:pass", window: {before: 5s, after: 5s, grace: 1s}}
+  - {name: with-views, kind: join, stream: views, window: {before: 5s, after: 5s, grace: 1s}}
 sink: {topic: out}
 `
 	cases["stream-join"] = "pairs-late"
