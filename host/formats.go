@@ -164,7 +164,7 @@ const (
 // decodeSource decodes the values of in (records of b, in[i] from
 // b.records[src[i]]) in place, dead-letters those that do not decode and
 // returns the others. While the registry cannot be reached it waits and
-// asks again; it returns only ctx's error.
+// asks again; it returns ctx's error, or errGiveUpBatch (decodeValue).
 func (t *task) decodeSource(ctx context.Context, b *batch, in []abi.Record, src []int32) ([]abi.Record, []int32, error) {
 	f := t.n.formats
 	if f == nil || f.dec == nil {
@@ -176,6 +176,9 @@ func (t *task) decodeSource(ctx context.Context, b *batch, in []abi.Record, src 
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
+			}
+			if errors.Is(err, errGiveUpBatch) {
+				return nil, nil, err
 			}
 			code := codeUndecodable
 			switch {
@@ -194,10 +197,22 @@ func (t *task) decodeSource(ctx context.Context, b *batch, in []abi.Record, src 
 	return in[:keep], src[:keep], nil
 }
 
-// decodeValue decodes one value, waiting out an unavailable registry.
+// errGiveUpBatch: a task gives its batch up (the registry stayed away for
+// half the transaction timeout). Under exactly_once the transaction then
+// aborts and the batch's records are fetched again, rather than the broker
+// aborting the transaction under the node and fencing it.
+var errGiveUpBatch = errors.New("batch given up: the schema registry is unavailable")
+
+// decodeValue decodes one value, waiting out an unavailable registry: as
+// long as it takes, except under exactly_once on Kafka, where the wait is
+// bounded by half the transaction timeout (then errGiveUpBatch).
 func (t *task) decodeValue(ctx context.Context, value []byte) ([]byte, error) {
 	f := t.n.formats
 	wait := registryRetryMin
+	var giveUp time.Time
+	if _, kafka := t.n.drv.(kafkaDriver); kafka && t.n.p.Delivery == ExactlyOnce {
+		giveUp = time.Now().Add(transactionTimeout(t.n.p) / 2)
+	}
 	for {
 		v, err := f.dec.Decode(ctx, nil, value)
 		if !errors.Is(err, schemas.ErrUnavailable) {
@@ -207,6 +222,10 @@ func (t *task) decodeValue(ctx context.Context, value []byte) ([]byte, error) {
 			return v, err
 		}
 		f.setDown(err)
+		if !giveUp.IsZero() && time.Now().Add(wait).After(giveUp) {
+			t.n.log.Warn("schema registry unavailable; the transaction aborts and the records come again", "error", err)
+			return nil, fmt.Errorf("%w: %w", errGiveUpBatch, err)
+		}
 		t.n.log.Warn("schema registry unavailable; waiting", "retry_in", wait, "error", err)
 		select {
 		case <-ctx.Done():

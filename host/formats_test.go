@@ -341,6 +341,12 @@ func TestRegistryDownWhileRunning(t *testing.T) {
 	// Close the windows: one far-ahead record per partition.
 	produceAll(t, brokers, "bids", bids(enc1, 600, 16, base+3_600_000))
 	out := consumeAll(t, b, "counts", 3, 2*time.Second) // the first window of cities c0, c1, c2
+	// The outage outlasted the transaction timeout: the waiting tasks gave
+	// their batches up and the node aborted its transaction (rather than
+	// the broker aborting it and fencing the node), then did them again.
+	if st := node.node.Stats(); st.Aborts == 0 {
+		t.Errorf("no transaction aborted during a %s outage: %+v", registryOutage, st)
+	}
 	node.stop(t)
 	dec := schemas.NewDecoder(reg, schemas.Protobuf, schemas.JSON)
 	total := int64(0)
@@ -478,6 +484,8 @@ dead_letter: {topic: dlq}
 }
 
 // registryOutage is how long TestRegistryDownWhileRunning keeps the
-// registry away: longer than the transaction timeout (10 s), so that the
-// open transaction of the waiting task is aborted by the broker meanwhile.
+// registry away: longer than the transaction timeout (10 s). A task waiting
+// that long inside a transaction would have the broker abort it and fence
+// the node (PRODUCER_FENCED, the node stops); it gives its batch up after
+// half the timeout instead, and the node aborts and goes again.
 var registryOutage = 12 * time.Second

@@ -206,7 +206,11 @@ type Node struct {
 	// ckptMu serializes checkpoints (stateful at_least_once: checkpoint.go).
 	ckptMu  sync.Mutex
 	txnOpen bool // a transaction was begun and not yet ended (poll loop and shutdown only)
-	txnWork bool // the open transaction got records to process (poll loop only)
+	// abortTxn is set by a task that gave a batch up (formats.go: the
+	// schema registry could not be reached within half the transaction
+	// timeout): the transaction then aborts, and its records come again.
+	abortTxn atomic.Bool
+	txnWork  bool // the open transaction got records to process (poll loop only)
 	// listings counts the listings of input partitions' ends begun for
 	// time synchronisation (timesync.go: fetchStamp, syncQueue.sure).
 	listings atomic.Uint64
@@ -479,7 +483,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 	case ExactlyOnce:
 		opts = append(opts,
 			kgo.TransactionalID(p.Name+"-"+n.cfg.NodeID),
-			kgo.TransactionTimeout(max(10*time.Second, 10*p.CommitInterval)),
+			kgo.TransactionTimeout(transactionTimeout(p)),
 			kgo.RequireStableFetchOffsets())
 	case AtLeastOnce:
 		opts = append(opts, kgo.AutoCommitMarks(), kgo.AutoCommitInterval(max(p.CommitInterval, 100*time.Millisecond)))
@@ -970,6 +974,10 @@ func (n *Node) drainTasks(ctx context.Context) error {
 	}
 }
 
+// transactionTimeout is how long the broker lets a transaction of p's
+// nodes stay open before it aborts it.
+func transactionTimeout(p *Pipeline) time.Duration { return max(10*time.Second, 10*p.CommitInterval) }
+
 // endIdleTransaction ends a transaction that got no records: nothing was
 // produced or consumed in it, so there is nothing to commit. It is aborted,
 // which the client does at once (committing a transaction without offsets
@@ -1002,6 +1010,9 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 		if errors.Is(err, context.Canceled) {
 			ctx = context.WithoutCancel(ctx)
 		}
+	}
+	if n.abortTxn.Swap(false) {
+		try = kgo.TryAbort
 	}
 	if try == kgo.TryCommit {
 		n.rewindSync()

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -259,7 +260,14 @@ func (t *task) run(ctx context.Context) {
 			case t.n.room <- struct{}{}:
 			default:
 			}
-			if err := t.process(ctx, b); err != nil {
+			if err := t.process(ctx, b); errors.Is(err, errGiveUpBatch) {
+				// The transaction aborts (Node.abortTxn); the
+				// batch's records come again after it.
+				t.n.abortTxn.Store(true)
+				t.settle(b)
+				close(b.done)
+				continue
+			} else if err != nil {
 				t.mu.Lock()
 				t.mu.failed = err
 				t.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -378,6 +379,25 @@ func awaitSettled(t *testing.T, brokers []string, topics ...string) {
 
 // stopCleanly stops node with SIGTERM and reports an unclean exit; what
 // names the node in the report.
+// awaitClaimed waits until the node of process pid has claimed its data
+// directory dir (its pid in the directory's lock file, written once the
+// lock is held): it is then past main, where eddy starts handling SIGTERM.
+// Before that, while the Go runtime and the packages' init run, a SIGTERM
+// kills any Go program, which says nothing about how eddy stops; on a
+// loaded machine that takes more than the 50 ms the test used to wait.
+// (The test only reads the file: taking the lock to probe it could make
+// the node's own claim fail.)
+func awaitClaimed(t *testing.T, dir string, pid int) {
+	t.Helper()
+	want := strconv.Itoa(pid)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, "node.lock")); err == nil && strings.TrimSpace(string(b)) == want {
+			return
+		}
+	}
+	t.Fatalf("process %d has not claimed %s after 30 s", pid, dir)
+}
+
 func stopCleanly(t *testing.T, node *exec.Cmd, what string) {
 	t.Helper()
 	node.Process.Signal(syscall.SIGTERM)

@@ -112,7 +112,7 @@ batch_size: 100
 	stopCleanly(t, node, "the last node")
 	// A node told to stop while it is still starting exits cleanly too.
 	node = start(data)
-	time.Sleep(50 * time.Millisecond)
+	awaitClaimed(t, data, node.Process.Pid)
 	stopCleanly(t, node, "a node stopped while starting")
 	awaitSettled(t, brokers, "out")
 	got := map[wk][][2]int{} // every result of each window, in order
