@@ -30,49 +30,6 @@ import (
 // return for every value it writes and every byte it peeks; the
 // hand-written codec appends to a slice and indexes it.
 
-// v5Encoder is a msgpack/v5 Encoder whose writer appends to a byte slice,
-// so that an envelope written through msgpack/v5 keeps the shape of the
-// Append functions: the caller's buffer is extended, never copied.
-type v5Encoder struct {
-	buf []byte
-	enc *msgpackv5.Encoder
-}
-
-// Write appends p; it never fails.
-func (e *v5Encoder) Write(p []byte) (int, error) {
-	e.buf = append(e.buf, p...)
-	return len(p), nil
-}
-
-// WriteByte appends c; it never fails. With it the Encoder writes to e
-// directly, without a wrapper of its own.
-func (e *v5Encoder) WriteByte(c byte) error {
-	e.buf = append(e.buf, c)
-	return nil
-}
-
-var v5Encoders = sync.Pool{New: func() any {
-	e := new(v5Encoder)
-	e.enc = msgpackv5.NewEncoder(e)
-	return e
-}}
-
-// appendV5 appends to b what write encodes, through a pooled msgpack/v5
-// Encoder, and returns the extended slice.
-func appendV5(b []byte, write func(enc *msgpackv5.Encoder) error) []byte {
-	e := v5Encoders.Get().(*v5Encoder)
-	e.buf = b
-	err := write(e.enc)
-	b, e.buf = e.buf, nil
-	v5Encoders.Put(e)
-	if err != nil {
-		// The Encode methods fail only when their writer does, and
-		// v5Encoder's never does.
-		panic("abi: msgpack/v5 encoding into a slice failed: " + err.Error())
-	}
-	return b
-}
-
 // v5Reader reads the msgpack subset of the ABI (abi/msgpack's) from a byte
 // slice through msgpack/v5's Decoder, with the guarantees of
 // msgpack.Reader, since what it reads may come from a guest:
