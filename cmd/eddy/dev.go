@@ -214,7 +214,9 @@ func (c *cli) runDev(ctx context.Context, f *devFlags) error {
 		if err == nil && f.events > 0 {
 			// Every order generated: stop once the node has taken
 			// them all and a commit has passed (the output shown).
-			err = awaitOrders(ctx, node, int64(f.events))
+			if err = awaitOrders(ctx, node, int64(f.events)); err == nil && ctx.Err() == nil {
+				fmt.Fprintf(c.stderr, "eddy dev: the %d orders went through; stopping\n", f.events)
+			}
 			stop()
 		}
 		errs <- err

@@ -69,14 +69,13 @@ delivery: exactly_once
 func TestDevRunsTheDemo(t *testing.T) {
 	addr, regAddr := freeAddr(t), freeAddr(t)
 	t.Chdir(t.TempDir())
-	start := time.Now()
 	stdout, stderr, code := run(t, "", "dev", "--port", "0", "--rate", "500", "--events", "300", "--duration", "90s",
 		"--admin-addr", addr, "--schema-registry", regAddr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if took := time.Since(start); took > 60*time.Second {
-		t.Errorf("eddy dev --events 300 ran %s: it did not stop after the 300 orders", took)
+	if !strings.Contains(stderr, "eddy dev: the 300 orders went through; stopping") {
+		t.Errorf("eddy dev --events 300 did not stop after the 300 orders (--duration did):\n%s", stderr)
 	}
 	if !strings.Contains(stdout, `"AMOUNT"`) || !strings.Contains(stdout, `"right":{"name":"Grace Hopper","tier":"gold"}`) ||
 		!strings.Contains(stderr, "300 orders in") || !strings.Contains(stderr, "6 dead-lettered") ||
@@ -133,11 +132,9 @@ func TestKafkaCommandsUnreachableBroker(t *testing.T) {
 		{"consume", "--topic", "t", "--idle", "5s"},
 		{"consume", "--topic", "t"},
 	} {
-		start := time.Now()
 		_, stderr, code := run(t, "", append(args, "--brokers", "127.0.0.1:1", "--connect-timeout", "1s")...)
-		if took := time.Since(start); code != 1 || took > 5*time.Second ||
-			!strings.Contains(stderr, "could not reach Kafka broker 127.0.0.1:1 within 1s: ") || strings.Contains(stderr, "consumed") {
-			t.Fatalf("eddy %s: exit %d after %s:\n%s", strings.Join(args, " "), code, took, stderr)
+		if code != 1 || !strings.Contains(stderr, "could not reach Kafka broker 127.0.0.1:1 within 1s: ") || strings.Contains(stderr, "consumed") {
+			t.Fatalf("eddy %s: exit %d:\n%s", strings.Join(args, " "), code, stderr)
 		}
 	}
 }
