@@ -39,6 +39,7 @@ type formats struct {
 		err   string    // why
 	}
 	unavailable atomic.Int64 // times a lookup found the registry unavailable
+	down        atomic.Bool  // mu.down, read without the lock on the record path
 }
 
 // Dead-letter codes of records the formats refuse.
@@ -144,6 +145,7 @@ func (f *formats) setDown(err error) {
 	f.mu.Lock()
 	if !f.mu.down {
 		f.mu.down, f.mu.since = true, time.Now().UTC()
+		f.down.Store(true)
 	}
 	f.mu.err = err.Error()
 	f.mu.Unlock()
@@ -152,6 +154,7 @@ func (f *formats) setDown(err error) {
 func (f *formats) setUp() {
 	f.mu.Lock()
 	f.mu.down, f.mu.err = false, ""
+	f.down.Store(false)
 	f.mu.Unlock()
 }
 
@@ -208,19 +211,21 @@ var errGiveUpBatch = errors.New("batch given up: the schema registry is unavaila
 // bounded by half the transaction timeout (then errGiveUpBatch).
 func (t *task) decodeValue(ctx context.Context, value []byte) ([]byte, error) {
 	f := t.n.formats
+	v, err := f.dec.Decode(ctx, nil, value)
+	if !errors.Is(err, schemas.ErrUnavailable) {
+		if err == nil && f.down.Load() {
+			f.setUp()
+		}
+		return v, err
+	}
+	// The registry is away: wait and ask again (not on the per-record
+	// path above, which takes one decode and one atomic load).
 	wait := registryRetryMin
 	var giveUp time.Time
 	if _, kafka := t.n.drv.(kafkaDriver); kafka && t.n.p.Delivery == ExactlyOnce {
 		giveUp = time.Now().Add(transactionTimeout(t.n.p) / 2)
 	}
 	for {
-		v, err := f.dec.Decode(ctx, nil, value)
-		if !errors.Is(err, schemas.ErrUnavailable) {
-			if err == nil {
-				f.setUp()
-			}
-			return v, err
-		}
 		f.setDown(err)
 		if !giveUp.IsZero() && time.Now().Add(wait).After(giveUp) {
 			t.n.log.Warn("schema registry unavailable; the transaction aborts and the records come again", "error", err)
@@ -233,6 +238,12 @@ func (t *task) decodeValue(ctx context.Context, value []byte) ([]byte, error) {
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, registryRetryMax)
+		if v, err = f.dec.Decode(ctx, nil, value); !errors.Is(err, schemas.ErrUnavailable) {
+			if err == nil {
+				f.setUp()
+			}
+			return v, err
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ func loadPipeline(t testing.TB, src string) *host.Pipeline {
 	return p
 }
 
-func produceAll(t *testing.T, brokers []string, topic string, recs []abi.Record) {
+func produceAll(t testing.TB, brokers []string, topic string, recs []abi.Record) {
 	t.Helper()
 	i := 0
 	_, err := host.Produce(context.Background(), brokers, topic, func() (abi.Record, error) {

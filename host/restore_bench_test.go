@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -62,7 +61,7 @@ steps:
 sink: {topic: out}
 delivery: exactly_once
 `, name))
-			produceAllB(b, bk.Brokers(), host.ChangelogTopic(name, "keep"), recs)
+			produceAll(b, bk.Brokers(), host.ChangelogTopic(name, "keep"), recs)
 			eng, err := runtime.NewEngine(runtime.WithCacheDir(cacheDir))
 			if err != nil {
 				b.Fatal(err)
@@ -99,7 +98,7 @@ delivery: exactly_once
 	})
 	b.Run("fetch", func(b *testing.B) {
 		topic := "fetch-only"
-		produceAllB(b, bk.Brokers(), topic, recs)
+		produceAll(b, bk.Brokers(), topic, recs)
 		var total time.Duration
 		for b.Loop() {
 			cl, err := kgo.NewClient(kgo.SeedBrokers(bk.Brokers()...),
@@ -147,20 +146,4 @@ delivery: exactly_once
 		}
 		report(b, total/time.Duration(b.N))
 	})
-}
-
-// produceAllB writes recs to topic, for a benchmark.
-func produceAllB(b *testing.B, brokers []string, topic string, recs []abi.Record) {
-	b.Helper()
-	i := 0
-	_, err := host.Produce(context.Background(), brokers, topic, func() (abi.Record, error) {
-		if i >= len(recs) {
-			return abi.Record{}, io.EOF
-		}
-		i++
-		return recs[i-1], nil
-	}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 }

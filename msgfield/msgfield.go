@@ -33,6 +33,8 @@ import (
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/eddy-streams/eddy/jsonfield"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
@@ -52,16 +54,12 @@ const maxDepth = 10000
 // keys that are MessagePack strings; keys of other types never match.
 type Path []string
 
-// Parse splits a dotted path; an empty segment is an error. The rules are
-// jsonfield's, so that a pipeline's field means the same in either format.
+// Parse splits a dotted path; an empty segment is an error. It is
+// jsonfield.Parse, so that a pipeline's field means the same in either
+// format.
 func Parse(path string) (Path, error) {
-	parts := strings.Split(path, ".")
-	for _, p := range parts {
-		if p == "" {
-			return nil, fmt.Errorf("%q: empty path segment", path)
-		}
-	}
-	return parts, nil
+	p, err := jsonfield.Parse(path)
+	return Path(p), err
 }
 
 func (p Path) String() string { return strings.Join(p, ".") }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/hamba/avro/v2"
@@ -30,6 +31,10 @@ const (
 )
 
 var avroConfig = avro.Config{MaxByteSliceSize: maxBytes, MaxSliceAllocSize: maxBytes}.Freeze()
+
+// avroReaders pools hamba/avro Readers (each has a slab it reuses for
+// short strings and bytes).
+var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)) }}
 
 type avroSchema struct {
 	schema avro.Schema
@@ -75,7 +80,13 @@ type avroReader struct {
 
 // decode reads b, one value of s, entirely, into out.
 func (s *avroSchema) decode(b []byte, out plainOut) error {
-	ar := avroReader{r: avro.NewReader(nil, 0, avro.WithReaderConfig(avroConfig)).Reset(b), items: 4*len(b) + 1024, out: out}
+	r := avroReaders.Get().(*avro.Reader)
+	defer func() {
+		r.Reset(nil)
+		r.Error = nil
+		avroReaders.Put(r)
+	}()
+	ar := avroReader{r: r.Reset(b), items: 4*len(b) + 1024, out: out}
 	if err := ar.value(s.schema, 0); err != nil {
 		return err
 	}

@@ -66,12 +66,19 @@ func (d *Decoder) Decode(ctx context.Context, dst, value []byte) ([]byte, error)
 	if s.Format != d.format {
 		return dst, fmt.Errorf("%w: schema id %d is %s, the source reads %s", errNotFit, id, s.Format, d.format)
 	}
+	// The one writer the target needs: JSON written as the walk goes
+	// (pooled: its stack of open containers is kept), or a tree for
+	// msgpack.
 	var out plainOut
-	jout := &jsonOut{b: dst}
-	tree := &treeOut{}
+	var jout *jsonOut
+	var tree *treeOut
 	if d.to == Msgpack {
+		tree = &treeOut{}
 		out = tree
 	} else {
+		jout = jsonOuts.Get().(*jsonOut)
+		defer jsonOuts.Put(jout)
+		jout.reset(dst)
 		out = jout
 	}
 	switch s.Format {
@@ -107,7 +114,9 @@ func (d *Decoder) Decode(ctx context.Context, dst, value []byte) ([]byte, error)
 	if d.to == Msgpack {
 		return appendPlain(dst, Msgpack, tree.root)
 	}
-	return jout.b, nil
+	b := jout.b
+	jout.b = nil
+	return b, nil
 }
 
 // Encoder writes plain values with one schema.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -34,6 +35,13 @@ type jsonOut struct {
 	open     []jsonFrame
 	afterKey bool // a key was written: its value needs no comma
 	bad      error
+}
+
+var jsonOuts = sync.Pool{New: func() any { return new(jsonOut) }}
+
+// reset makes o write after dst, with nothing open.
+func (o *jsonOut) reset(dst []byte) {
+	o.b, o.open, o.afterKey, o.bad = dst, o.open[:0], false, nil
 }
 
 type jsonFrame struct {
