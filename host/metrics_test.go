@@ -19,6 +19,7 @@ import (
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/host/admin"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // TestMetricsAgreeWithRecords runs filter → key_by → windowed count under
@@ -150,6 +151,10 @@ batch_size: 100
 	}
 
 	r.stop(t)
+	// A clean stop commits the last transaction; a reader sees the output
+	// once nothing of the topics is behind an open transaction (if one is,
+	// the wait's failure names its producer).
+	testkafka.AwaitSettled(t, b.Brokers(), "out", "dlq")
 	final := scrapeMetrics(t, srv.URL()+"/metrics")
 	stats := r.node.Stats()
 	out := consumeAll(t, b, "out", int(final.value(t, "eddy_records_out_total")), 500*time.Millisecond)

@@ -341,42 +341,6 @@ func killMidJob(node *exec.Cmd, cl *kgo.Client, topic string, pause time.Duratio
 	node.Wait()
 }
 
-// awaitSettled waits until no transaction is open on topics. A node
-// killed in a transaction leaves it open until a node with its
-// transactional id starts (a static member, or a node on the same data
-// directory) or the transaction times out (max(10s, 10 × commit_interval));
-// until then read_committed readers stop at its first record, and the
-// records committed after it — the last node's — are out of their sight
-// (docs/kafka.md, "A killed node's open transaction").
-func awaitSettled(t *testing.T, brokers []string, topics ...string) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	open := func() int64 {
-		ctx := context.Background()
-		ends, err := adm.ListEndOffsets(ctx, topics...)
-		if err != nil {
-			return -1
-		}
-		stable, err := adm.ListCommittedOffsets(ctx, topics...)
-		if err != nil {
-			return -1
-		}
-		var n int64
-		ends.Each(func(e kadm.ListedOffset) {
-			s, _ := stable.Lookup(e.Topic, e.Partition)
-			n += e.Offset - s.Offset
-		})
-		return n
-	}
-	await.Until(t, 200*time.Millisecond, func() bool { return open() == 0 },
-		func() string { return fmt.Sprintf("%d records of %v are behind an open transaction", open(), topics) })
-}
-
 // stopCleanly stops node with SIGTERM and reports an unclean exit; what
 // names the node in the report.
 // awaitClaimed waits until the node of process pid has claimed its data

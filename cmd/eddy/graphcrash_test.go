@@ -166,7 +166,7 @@ batch_size: 200
 	})
 	awaitJoined(t, brokers, "gcrash", old)
 	stopCleanly(t, node, "the last node")
-	awaitSettled(t, brokers, "out", "counts", "large")
+	testkafka.AwaitSettled(t, brokers, "out", "counts", "large")
 
 	gotCounts := map[win]int{}
 	bad := 0

@@ -20,6 +20,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // TestCrashJoinExactlyOnce runs an outer stream-stream join under
@@ -140,7 +141,7 @@ batch_size: 100
 	}
 	awaitJoined(t, brokers, "jcrash", old)
 	stopCleanly(t, node, "the last node")
-	awaitSettled(t, brokers, "out")
+	testkafka.AwaitSettled(t, brokers, "out")
 	got := map[string]int{}
 	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
 		if strings.HasPrefix(string(r.Key), "close") {
@@ -308,7 +309,7 @@ batch_size: 100
 		func() string { return fmt.Sprintf("%d of %d orders came out", count(), orders) })
 	awaitJoined(t, brokers, "tcrash", old)
 	stopCleanly(t, node, "the last node")
-	awaitSettled(t, brokers, "out")
+	testkafka.AwaitSettled(t, brokers, "out")
 	seen := map[int]int{}
 	bad := 0
 	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // TestCrashTimersExactlyOnce runs the timeout guest (an event-time timer
@@ -116,7 +117,7 @@ batch_size: 100
 	// one is stopped once it has joined (and handles signals).
 	awaitJoined(t, brokers, "tcrash", old)
 	stopCleanly(t, node, "the last node")
-	awaitSettled(t, brokers, "out")
+	testkafka.AwaitSettled(t, brokers, "out")
 
 	byPart := map[int32][]abi.Record{}
 	host.Consume(context.Background(), brokers, "in", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, meta host.Meta) error {

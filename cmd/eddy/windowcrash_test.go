@@ -17,6 +17,7 @@ import (
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
 )
 
 // TestCrashWindowedExactlyOnce runs a windowed count/sum pipeline under
@@ -114,7 +115,7 @@ batch_size: 100
 	node = start(data)
 	awaitClaimed(t, data, node.Process.Pid)
 	stopCleanly(t, node, "a node stopped while starting")
-	awaitSettled(t, brokers, "out")
+	testkafka.AwaitSettled(t, brokers, "out")
 	got := map[wk][][2]int{} // every result of each window, in order
 	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
 		var start int64
