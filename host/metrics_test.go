@@ -228,6 +228,13 @@ type scrape map[string]*dto.MetricFamily
 
 func scrapeMetrics(t *testing.T, url string) scrape {
 	t.Helper()
+	return scrapeNode(t, url, "metered", "m1")
+}
+
+// scrapeNode parses the /metrics answer at url, checking that every Eddy
+// series is labelled with the pipeline and node given.
+func scrapeNode(t *testing.T, url, pipeline, node string) scrape {
+	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -246,17 +253,17 @@ func scrapeMetrics(t *testing.T, url string) scrape {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			var pipeline, node string
+			var pl, nd string
 			for _, l := range m.GetLabel() {
 				switch l.GetName() {
 				case "pipeline":
-					pipeline = l.GetValue()
+					pl = l.GetValue()
 				case "node":
-					node = l.GetValue()
+					nd = l.GetValue()
 				}
 			}
-			if pipeline != "metered" || node != "m1" {
-				t.Fatalf("%s%v: want labels pipeline=metered node=m1", name, m.GetLabel())
+			if pl != pipeline || nd != node {
+				t.Fatalf("%s%v: want labels pipeline=%s node=%s", name, m.GetLabel(), pipeline, node)
 			}
 		}
 	}

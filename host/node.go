@@ -230,7 +230,13 @@ type Node struct {
 		// of its stage (the balancer assigns them together).
 		tasks  map[string]map[int32]*task
 		groups map[taskKey]*task
+		// restoring are tasks being made in the background (their stores
+		// restoring, restore.go): not in tasks or groups until ready, their
+		// partitions paused meanwhile.
+		restoring map[taskKey]*pendingTask
 	}
+	// restoreSlots bounds the restores that run at once.
+	restoreSlots chan struct{}
 	// stage is what the node is doing while it starts or stops (Stage).
 	stage atomic.Pointer[string]
 	// closing is set when shutdown closes the Kafka client: its tasks are
@@ -288,6 +294,8 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.drv = kafkaDriver{n}
 	n.mu.tasks = map[string]map[int32]*task{}
 	n.mu.groups = map[taskKey]*task{}
+	n.mu.restoring = map[taskKey]*pendingTask{}
+	n.restoreSlots = make(chan struct{}, restoreConcurrency)
 	n.regReady = make(chan struct{})
 	n.retired = make(chan retiredInst, 64)
 	n.stopped = make(chan struct{})
@@ -834,11 +842,27 @@ func (n *Node) pollSize() int {
 // closed) while a batch is being sent to it; held batches are guarded by
 // n.mu too.
 func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
+	if n.dispatchLocked(ctx, fp) {
+		// Its task is still restoring, its partition paused; these were
+		// fetched before the pause took effect. They are fetched again
+		// once it is ready, not committed past. (Not under n.mu: the
+		// client takes its own locks, which its group goroutine may hold
+		// while it calls the node back.)
+		n.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{
+			fp.Topic: {fp.Partition: {Epoch: -1, Offset: fp.Records[0].Offset}}})
+	}
+}
+
+// dispatchLocked is dispatch under n.mu; it reports whether the records
+// belong to a task still restoring.
+func (n *Node) dispatchLocked(ctx context.Context, fp kgo.FetchTopicPartition) (restoring bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.mu.tasks[fp.Topic][fp.Partition]
 	if t == nil {
-		return // revoked meanwhile: the next owner fetches these again
+		// Revoked meanwhile (the next owner fetches these again), or
+		// restoring.
+		return n.mu.restoring[taskKey{stage: n.stageIndex(fp.Topic), part: fp.Partition}] != nil
 	}
 	recs := n.dropControl(fp)
 	if len(recs) > 0 {
@@ -848,9 +872,10 @@ func (n *Node) dispatch(ctx context.Context, fp kgo.FetchTopicPartition) {
 		n.txnWork = true
 	}
 	if t.sync != nil && n.addSync(t, fp, recs) {
-		return // releaseAllSync hands them over in time order
+		return false // releaseAllSync hands them over in time order
 	}
 	n.enqueue(ctx, t, fp.Topic, recs)
+	return false
 }
 
 // enqueue queues records of one partition of topic on t, in batches (see
@@ -1117,46 +1142,66 @@ func (n *Node) makeTasks(keys []taskKey) (map[taskKey]*task, error) {
 	return made, nil
 }
 
-// assigned makes the tasks of newly assigned partitions. Their stores are
-// restored outside n.mu, so that status, metrics and the poll loop (which
-// goes on with the node's other partitions) never wait on a restore; the
-// tasks are published once made. franz-go calls assigned, revoked and lost
-// one at a time, and starts fetching the new partitions after assigned
-// returns.
+// assigned makes the tasks of newly assigned partitions. A task whose
+// stores must be restored from their changelogs is made in the background
+// (restoreInBackground): its partitions are paused until it is ready, and
+// assigned returns at once, so that the group goroutine (heartbeats, the
+// next rebalance) and the poll loop (the node's other partitions) never
+// wait for a restore. Tasks without stores to restore, and tasks that join
+// a co-partitioned table (whose table restores up to the group's offsets in
+// adjustOffsets, which runs after assigned), are made here, outside n.mu,
+// so that status and metrics never wait on them either. franz-go calls
+// assigned, revoked and lost one at a time, and starts fetching the new
+// partitions after assigned returns.
 func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
-	var keys []taskKey
+	var now, later []taskKey
+	topics := map[taskKey][]string{}
 	n.mu.Lock()
 	for topic, ps := range parts {
 		for _, p := range ps {
 			k := taskKey{stage: n.stageIndex(topic), part: p}
-			if n.mu.groups[k] == nil && !slices.Contains(keys, k) {
-				keys = append(keys, k)
+			topics[k] = append(topics[k], topic)
+			if n.mu.groups[k] != nil || n.mu.restoring[k] != nil || slices.Contains(now, k) || slices.Contains(later, k) {
+				continue
+			}
+			if n.restoresInBackground(k.stage) {
+				later = append(later, k)
+			} else {
+				now = append(now, k)
 			}
 		}
 	}
+	for _, k := range later {
+		n.restoreInBackground(k, topics[k])
+	}
 	n.mu.Unlock()
-	made, err := n.makeTasks(keys)
+	made, err := n.makeTasks(now)
 	if err != nil {
 		n.fail(err)
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for topic, ps := range parts {
+	for k, t := range made {
+		n.publishTask(t, topics[k])
+	}
+	for k, ts := range topics {
+		if t := n.mu.groups[k]; t != nil {
+			n.publishTask(t, ts) // assigned again while it ran: its topics, again
+		}
+	}
+	n.log.Info("partitions assigned", "partitions", parts, "restoring", len(later))
+}
+
+// publishTask makes t the task of its partition of topics. n.mu must be held.
+func (n *Node) publishTask(t *task, topics []string) {
+	n.mu.groups[t.key] = t
+	for _, topic := range topics {
 		if n.mu.tasks[topic] == nil {
 			n.mu.tasks[topic] = map[int32]*task{}
 		}
-		for _, p := range ps {
-			k := taskKey{stage: n.stageIndex(topic), part: p}
-			t := n.mu.groups[k]
-			if t == nil {
-				t = made[k]
-				n.mu.groups[k] = t
-			}
-			n.mu.tasks[topic][p] = t
-		}
+		n.mu.tasks[topic][t.part] = t
 	}
-	n.log.Info("partitions assigned", "partitions", parts)
 }
 
 // revoked stops the tasks of revoked partitions. Under at_least_once they
@@ -1221,7 +1266,11 @@ func (n *Node) stopTasks(parts map[string][]int32, drain bool) []*task {
 			}
 		}
 	}
+	pending := n.cancelRestores(parts)
 	n.mu.Unlock()
+	for _, pt := range pending {
+		<-pt.done // its store is no longer written
+	}
 	for i, t := range ts {
 		if drain {
 			for _, b := range held[i] {
@@ -1294,6 +1343,11 @@ func (n *Node) shutdown(cause error) (stopErr error) {
 	for topic, ps := range n.mu.tasks {
 		for p := range ps {
 			all[topic] = append(all[topic], p)
+		}
+	}
+	for k, pt := range n.mu.restoring {
+		for _, topic := range pt.topics {
+			all[topic] = append(all[topic], k.part)
 		}
 	}
 	n.mu.Unlock()

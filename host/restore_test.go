@@ -7,6 +7,7 @@ import (
 
 	"github.com/eddy-streams/eddy/abi"
 	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
 	"github.com/eddy-streams/eddy/runtime"
 )
 
@@ -58,10 +59,9 @@ commit_interval: 50ms
 	if r.Topic != changelog || r.Partition != 0 || r.Restored+r.Remaining > records || r.Remaining <= 0 {
 		t.Fatalf("restore in status: %+v, want %s[0] with %d records in all", r, changelog, records)
 	}
-	// The restore ends, and status says so.
+	// The restores end, and status says so.
+	await.Until(t, 10*time.Millisecond, func() bool { return len(n.node.Status().Restores) == 0 },
+		func() string { return fmt.Sprintf("restores still shown: %+v", n.node.Status().Restores) })
 	produceAll(t, []string{b.Addr()}, "in", []abi.Record{{Key: []byte("k"), Value: []byte("x")}})
 	consumeAll(t, b, "out", 1, 100*time.Millisecond)
-	if st := n.node.Status(); len(st.Restores) > 0 {
-		t.Fatalf("a restore is still shown after the node processed a record: %+v", st.Restores)
-	}
 }
