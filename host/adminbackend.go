@@ -40,6 +40,9 @@ type NodeStatus struct {
 	// changelog or a table's topic); the node's other partitions go on
 	// meanwhile.
 	Restores []RestoreStatus `json:"restores,omitempty"`
+	// Standbys are the node's standby copies of other nodes' stores
+	// (standby_replicas), store by store, with their lag.
+	Standbys []StandbyStatus `json:"standbys,omitempty"`
 	// SchemaRegistry is the state of the registry the source's writers'
 	// schemas come from (a registry format only).
 	SchemaRegistry *RegistryStatus `json:"schema_registry,omitempty"`
@@ -62,7 +65,7 @@ type StepStatus struct {
 func (n *Node) Status() NodeStatus {
 	st := NodeStatus{Node: n.cfg.NodeID, Pipeline: n.p.Name, Delivery: n.p.Delivery, Started: n.started,
 		Partitions: map[string][]int32{}, Stats: n.Stats(), Tasks: n.taskStatuses(), Graph: n.graph(),
-		StateRebuilds: n.rebuilds.list(), Restores: n.metrics.restoresNow(), SchemaRegistry: n.formats.status()}
+		StateRebuilds: n.rebuilds.list(), Restores: n.metrics.restoresNow(), Standbys: n.standbyStatus(), SchemaRegistry: n.formats.status()}
 	for _, t := range st.Tasks {
 		for _, in := range t.Inputs {
 			st.Lag += in.Lag

@@ -51,6 +51,8 @@ type metrics struct {
 	// stateRebuilds counts stores rebuilt from their changelog, per
 	// reason (rebuildReasons).
 	stateRebuilds [len(rebuildReasons)]atomic.Int64
+	// standbyFailures counts the rounds of standby followers that failed.
+	standbyFailures atomic.Int64
 }
 
 // stateRebuilt counts a store rebuilt for reason.
@@ -305,6 +307,9 @@ var (
 	descRestores         = prometheus.NewDesc("eddy_restores_total", "Store restores finished.", nil, nil)
 	descRestoreRecords   = prometheus.NewDesc("eddy_restore_records_total", "Changelog records applied to stores by restores.", nil, nil)
 	descRestoreRemaining = prometheus.NewDesc("eddy_restore_remaining_records", "Changelog records the active restores have still to read (at most; aborted records and markers count).", nil, nil)
+	descStandbyLag       = prometheus.NewDesc("eddy_standby_lag_records", "Records of a changelog partition that this node's standby copy of the store has not applied yet (its stable end when last listed, minus the copy's position).", []string{"changelog", "partition"}, nil)
+	descStandbyCopies    = prometheus.NewDesc("eddy_standby_copies", "Partition numbers of which this node keeps a standby copy.", nil, nil)
+	descStandbyFailures  = prometheus.NewDesc("eddy_standby_failures_total", "Times a standby copy's following of its changelogs failed and started over.", nil, nil)
 	descStateRebuilds    = prometheus.NewDesc("eddy_state_rebuilds_total", "Stores wiped and rebuilt from their changelog because their local checkpoint did not match it, by reason (changelog_replaced: the topic's id changed; changelog_behind: the changelog ends before the checkpoint; checkpoint_corrupt: the local checkpoint does not decode).", []string{"reason"}, nil)
 )
 
@@ -315,7 +320,8 @@ func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descFormatRefused, descRegistryUp, descRegistryDown,
 		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped, descStepTimers,
 		descTasks, descTaskIn, descTaskOut, descWatermark, descWatermarkLag, descLag, descOffset,
-		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds} {
+		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds,
+		descStandbyLag, descStandbyCopies, descStandbyFailures} {
 		ch <- d
 	}
 }
@@ -426,4 +432,11 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	for i, r := range rebuildReasons {
 		counter(descStateRebuilds, m.stateRebuilds[i].Load(), r)
 	}
+	copies := map[int32]bool{}
+	for _, sb := range n.standbyStatus() {
+		copies[sb.Partition] = true
+		gauge(descStandbyLag, float64(sb.Lag), sb.Changelog, strconv.Itoa(int(sb.Partition)))
+	}
+	gauge(descStandbyCopies, float64(len(copies)))
+	counter(descStandbyFailures, m.standbyFailures.Load())
 }

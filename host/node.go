@@ -237,6 +237,8 @@ type Node struct {
 	}
 	// restoreSlots bounds the restores that run at once.
 	restoreSlots chan struct{}
+	// standbys are the node's standby copies (standby.go).
+	standbys standbys
 	// stage is what the node is doing while it starts or stops (Stage).
 	stage atomic.Pointer[string]
 	// closing is set when shutdown closes the Kafka client: its tasks are
@@ -1175,6 +1177,9 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 		n.restoreInBackground(k, topics[k])
 	}
 	n.mu.Unlock()
+	for _, k := range now {
+		n.stopStandby(k.part)
+	}
 	made, err := n.makeTasks(now)
 	if err != nil {
 		n.fail(err)
@@ -1338,6 +1343,7 @@ func (n *Node) shutdown(cause error) (stopErr error) {
 	}
 	n.setStage("stopping the tasks")
 	n.stopWork()
+	n.stopStandbys()
 	n.mu.Lock()
 	all := map[string][]int32{}
 	for topic, ps := range n.mu.tasks {

@@ -69,6 +69,7 @@ func (n *Node) restoreInBackground(k taskKey, topics []string) {
 		case <-ctx.Done():
 			return
 		}
+		n.stopStandby(k.part) // a copy of its stores no longer
 		t, err := n.newTask(ctx, k)
 		if err != nil {
 			if ctx.Err() != nil {

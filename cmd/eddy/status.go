@@ -144,6 +144,9 @@ func renderCluster(w io.Writer, cs, prev *reading) error {
 			fmt.Fprintf(w, "  restoring on %s: %s[%d], %d records read, %d left, for %s\n", n.Node, r.Topic, r.Partition,
 				r.Restored, r.Remaining, formatDuration(now.Sub(r.Began)))
 		}
+		if line := standbyLine(n.Standbys); line != "" {
+			fmt.Fprintf(w, "  standby copies on %s: %s\n", n.Node, line)
+		}
 	}
 	before := map[string]host.NodeStatus{}
 	var dt float64
@@ -309,4 +312,23 @@ func versionOrDash(v int) string {
 		return "-"
 	}
 	return "v" + strconv.Itoa(v)
+}
+
+// standbyLine sums a node's standby copies by partition number:
+// "partition 0 (lag 12), partition 3 (warm-up, lag 4,100)".
+func standbyLine(ss []host.StandbyStatus) string {
+	var parts []string
+	for i := 0; i < len(ss); {
+		p, lag, warm := ss[i].Partition, int64(0), false
+		for ; i < len(ss) && ss[i].Partition == p; i++ {
+			lag += ss[i].Lag
+			warm = warm || ss[i].Warmup
+		}
+		what := "lag"
+		if warm {
+			what = "warm-up, lag"
+		}
+		parts = append(parts, fmt.Sprintf("partition %d (%s %d)", p, what, lag))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -227,6 +227,24 @@ function drawPartitions(st, now) {
       body.appendChild(tr);
     }
   }
+  // Stores restoring and standby copies: a row each, the records they
+  // have still to read in the lag column.
+  const extra = [
+    ...(st.restores || []).map((r) => ({ kind: "restoring", testid: "restore-row", topic: r.topic, partition: r.partition, lag: r.remaining })),
+    ...(st.standbys || []).map((s) => ({ kind: s.warmup ? "warm-up copy" : "standby copy", testid: "standby-row", topic: s.changelog, partition: s.partition, lag: s.lag, offset: s.position })),
+  ];
+  for (const x of extra) {
+    const tr = document.createElement("tr");
+    tr.dataset.testid = x.testid;
+    tr.dataset.partition = x.partition;
+    cell(tr, x.kind, "muted");
+    cell(tr, `${x.topic}/${x.partition}`, "mono");
+    cell(tr, x.offset === undefined || x.offset < 0 ? "–" : fmt.format(x.offset), "num");
+    const lag = cell(tr, fmt.format(x.lag), "num");
+    if (x.lag > 0) lag.classList.add("lagging");
+    for (let i = 0; i < 4; i++) cell(tr, "", "num");
+    body.appendChild(tr);
+  }
   if (!body.children.length) {
     const tr = document.createElement("tr");
     const td = cell(tr, "no tasks on this node yet", "empty");
