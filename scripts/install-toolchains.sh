@@ -4,7 +4,8 @@
 #   std + lld-14), AssemblyScript (npm, pinned in sdk/assemblyscript),
 #   headless Chromium for the dashboard's browser test (cmd/eddy), and kcat
 #   (librdkafka), the client that is not Go reading exactly-once output in
-#   cmd/eddy's kcat test.
+#   cmd/eddy's kcat test; and iproute2 (`ip`), with which cmd/eddy's
+#   TestHostsOnANetwork puts the broker and nodes on network namespaces.
 # Go comes with the machine. Only Debian packages and the npm registry are
 # used. Idempotent: installs only what is missing.
 set -euo pipefail
@@ -18,6 +19,8 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# iproute2 by its command: a machine may have ip without the Debian package.
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "installing: ${missing[*]}"
 	$sudo apt-get update -qq

@@ -66,13 +66,21 @@ func brokerProc(t *testing.T, bin string, topics ...string) []string {
 // other test's too).
 func brokerProcCmd(t *testing.T, bin string, topics ...string) ([]string, *exec.Cmd) {
 	t.Helper()
-	port := freePort(t)
-	brokers := []string{"127.0.0.1:" + strconv.Itoa(port)}
-	args := []string{"broker", "--port", strconv.Itoa(port), "--partitions", "4"}
+	return brokerProcOn(t, exec.Command, bin, "127.0.0.1", freePort(t), topics...)
+}
+
+// brokerProcOn runs `eddy broker` listening on addr:port (which it
+// advertises) with the given topics, started by command: exec.Command, or
+// a host's command on a network of namespaces (netns.Host.Command). It
+// waits until the broker answers, from the test's own process.
+func brokerProcOn(t *testing.T, command func(string, ...string) *exec.Cmd, bin, addr string, port int, topics ...string) ([]string, *exec.Cmd) {
+	t.Helper()
+	brokers := []string{net.JoinHostPort(addr, strconv.Itoa(port))}
+	args := []string{"broker", "--host", addr, "--port", strconv.Itoa(port), "--partitions", "4"}
 	for _, tp := range topics {
 		args = append(args, "--topic", tp)
 	}
-	broker := exec.Command(bin, args...)
+	broker := command(bin, args...)
 	broker.Stderr = os.Stderr
 	if err := broker.Start(); err != nil {
 		t.Fatal(err)
@@ -237,14 +245,25 @@ batch_size: 250
 // test's stderr, without an admin API.
 func nodeProc(t *testing.T, bin, cache, pipe, broker, dataDir string, m membership) *exec.Cmd {
 	t.Helper()
+	return startNode(t, exec.Command(bin, nodeArgs(cache, pipe, broker, dataDir, m)...), os.Stderr)
+}
+
+// nodeArgs are the arguments of nodeProc's `eddy run`: its log level is
+// EDDY_CRASH_LOG_LEVEL's, warn by default; later flags override them.
+func nodeArgs(cache, pipe, broker, dataDir string, m membership) []string {
 	lvl := "warn"
 	if l := os.Getenv("EDDY_CRASH_LOG_LEVEL"); l != "" {
 		lvl = l
 	}
 	args := []string{"--cache-dir", cache, "--log-level", lvl, "run", pipe, "--brokers", broker,
 		"--data-dir", dataDir, "--admin-addr", "off"}
-	cmd := exec.Command(bin, append(args, m.args...)...)
-	cmd.Stderr = os.Stderr
+	return append(args, m.args...)
+}
+
+// startNode starts a node's command with its log going to stderr.
+func startNode(t *testing.T, cmd *exec.Cmd, stderr io.Writer) *exec.Cmd {
+	t.Helper()
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
