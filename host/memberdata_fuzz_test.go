@@ -6,11 +6,15 @@ import (
 	"maps"
 	"slices"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The group member data (memberdata.go) is read from other nodes: its
 // decoders never panic, do not allocate from the lengths they read, and
-// read back what their encoders wrote.
+// read back what their encoders wrote. FuzzBalanceMemberData balances
+// groups whose members say anything at all.
 
 func FuzzMemberData(f *testing.F) {
 	f.Add([]byte("http://10.0.0.7:8080"))
@@ -88,6 +92,53 @@ func FuzzStandbyAssignment(f *testing.F) {
 		again, err := decodeStandbyAssignment(appendStandbyAssignment(nil, a))
 		if err != nil || fmt.Sprint(again) != fmt.Sprint(a) {
 			t.Fatalf("%+v re-encoded reads %+v, %v", a, again, err)
+		}
+	})
+}
+
+// FuzzBalanceMemberData balances two members whose UserData is anything,
+// with a third one of this version: no panic, and every number assigned
+// (none was owned, so the cooperative adjustment holds none back).
+func FuzzBalanceMemberData(f *testing.F) {
+	f.Add([]byte("http://a"), appendMemberData(nil, memberData{TakesStandbys: true, Copies: map[int32]int64{1: 9}}), uint8(1))
+	f.Add([]byte{0, 2, 0, 1, 2, 0, 5, 3, 7}, []byte{0, 3}, uint8(9))
+	f.Fuzz(func(t *testing.T, u1, u2 []byte, standbys uint8) {
+		topics := map[string]int32{"in": 6}
+		var members []kmsg.JoinGroupResponseMember
+		for i, u := range [][]byte{u1, u2, nil} {
+			meta := kmsg.NewConsumerMemberMetadata()
+			meta.Version = 3
+			meta.Topics = []string{"in"}
+			meta.UserData = u
+			if u == nil {
+				meta.UserData = appendMemberData(nil, memberData{TakesStandbys: true})
+			}
+			m := kmsg.NewJoinGroupResponseMember()
+			m.MemberID = fmt.Sprint("m", i)
+			m.ProtocolMetadata = meta.AppendTo(nil)
+			members = append(members, m)
+		}
+		c := copartitioned{standbys: int(standbys % 10), warmupLag: 10}
+		mb, _, err := c.MemberBalancer(members)
+		if err != nil {
+			t.Fatal(err)
+		}
+		into, err := mb.(*kgo.ConsumerBalancer).BalanceOrError(topics)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int32]bool{}
+		for _, a := range into.IntoSyncAssignment() {
+			parts, err := copartitioned{}.ParseSyncAssignment(a.MemberAssignment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range parts["in"] {
+				seen[p] = true
+			}
+		}
+		if len(seen) != 6 {
+			t.Fatalf("%d of 6 numbers assigned", len(seen))
 		}
 	})
 }
