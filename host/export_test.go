@@ -4,4 +4,6 @@ import "github.com/twmb/franz-go/pkg/kgo"
 
 // NodeBalancer is the group balancer of a node advertising userData, for
 // tests that join a pipeline's group as a stranger would.
-func NodeBalancer(userData []byte) kgo.GroupBalancer { return copartitioned{userData: userData} }
+func NodeBalancer(userData []byte) kgo.GroupBalancer {
+	return copartitioned{adminURL: string(userData)}
+}

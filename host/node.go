@@ -454,7 +454,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.ClientID("eddy-" + n.cfg.NodeID),
 		kgo.ConsumerGroup(p.Name),
 		kgo.ConsumeTopics(n.inputs()...),
-		kgo.Balancers(copartitioned{userData: []byte(n.adminURL)}),
+		kgo.Balancers(copartitioned{adminURL: n.adminURL, standbys: p.StandbyReplicas, warmupLag: defaultWarmupLag}),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Transaction markers come through (dispatch drops them): they

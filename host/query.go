@@ -390,7 +390,11 @@ func (n *Node) groupMembers(ctx context.Context) (map[string]map[string][]int32,
 	out := map[string]map[string][]int32{}
 	for _, m := range g.Members {
 		meta, ok := m.Join.AsConsumer()
-		if !ok || len(meta.UserData) == 0 {
+		if !ok {
+			continue
+		}
+		data, err := decodeMemberData(meta.UserData)
+		if err != nil || data.AdminURL == "" {
 			continue
 		}
 		as, ok := m.Assigned.AsConsumer()
@@ -401,7 +405,7 @@ func (n *Node) groupMembers(ctx context.Context) (map[string]map[string][]int32,
 		for _, t := range as.Topics {
 			parts[t.Topic] = t.Partitions
 		}
-		out[string(meta.UserData)] = parts
+		out[data.AdminURL] = parts
 	}
 	return out, nil
 }

@@ -139,6 +139,11 @@ type Pipeline struct {
 	CommitInterval time.Duration `yaml:"commit_interval"`
 	BatchSize      int           `yaml:"batch_size"`
 	Limits         Limits        `yaml:"limits"`
+	// StandbyReplicas is how many other nodes of the group keep a copy of
+	// each partition's state, following its changelog, so that one of them
+	// takes the partition over without restoring it (Kafka Streams'
+	// num.standby.replicas). Default 0, at most MaxStandbyReplicas.
+	StandbyReplicas int `yaml:"standby_replicas"`
 
 	// Dir is the directory of the pipeline file: function paths are relative
 	// to it. Set by LoadPipeline.
@@ -683,6 +688,10 @@ const (
 	MaxStepNameLen     = 64
 	// MaxPathLen bounds a function path, a field path and a zone name.
 	MaxPathLen = 4096
+	// MaxStandbyReplicas is the most standby copies of each partition's
+	// state: each one is a copy of that state on another node and a reader
+	// of its changelog.
+	MaxStandbyReplicas = 9
 	// MaxBatchSize is the most records per guest call.
 	MaxBatchSize = 100000
 	// MaxQueueSize is the most batches buffered per partition: each holds
@@ -1231,6 +1240,9 @@ func (p *Pipeline) validate() []*ValidationError {
 	}
 	if p.BatchSize < 1 || p.BatchSize > MaxBatchSize {
 		bad("batch_size", "must be between 1 and %d, got %d", MaxBatchSize, p.BatchSize)
+	}
+	if p.StandbyReplicas < 0 || p.StandbyReplicas > MaxStandbyReplicas {
+		bad("standby_replicas", "must be between 0 and %d, got %d", MaxStandbyReplicas, p.StandbyReplicas)
 	}
 	l := p.Limits
 	if l.MemoryLimit < MinMemoryLimit || l.MemoryLimit > MaxMemoryLimit {

@@ -33,6 +33,29 @@ func TestParsePipelineDefaults(t *testing.T) {
 	}
 }
 
+func TestParsePipelineStandbyReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		line string
+		want int
+	}{
+		{"default", "", 0},
+		{"zero", "standby_replicas: 0\n", 0},
+		{"two", "standby_replicas: 2\n", 2},
+		{"most", "standby_replicas: 9\n", MaxStandbyReplicas},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParsePipeline("p.yaml", []byte(goodPipeline+tc.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.StandbyReplicas != tc.want {
+				t.Fatalf("standby_replicas %d, want %d", p.StandbyReplicas, tc.want)
+			}
+		})
+	}
+}
+
 func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -48,6 +71,10 @@ func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 		{"several problems at once", "name: x\nsource:\n  topics: []\nsteps: []\nsink:\n  topic: y\nbatch_size: -1\n",
 			[]string{"p.yaml:3: source.topics: name at least one topic", "p.yaml:4: steps: name at least one step", "p.yaml:7: batch_size: must be between"}},
 		{"bad duration", strings.Replace(goodPipeline, "delivery: exactly_once", "commit_interval: soon", 1), []string{`p.yaml:10: commit_interval: want a duration such as 100ms, 1s or 2m, got "soon"`}},
+		{"standby replicas out of range", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replicas: 10", 1), []string{"p.yaml:10: standby_replicas: must be between 0 and 9, got 10"}},
+		{"standby replicas negative", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replicas: -1", 1), []string{"p.yaml:10: standby_replicas: must be between 0 and 9, got -1"}},
+		{"standby replicas not a number", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replicas: two", 1), []string{`p.yaml:10: standby_replicas: want a whole number, got "two"`}},
+		{"standby replicas misspelt", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replica: 1", 1), []string{`p.yaml:10: standby_replica: unknown field; did you mean "standby_replicas"?`}},
 		{"sampling without rate", goodPipeline + "  overload: sample\n", []string{"p.yaml:11: limits.sample_rate: must be in (0, 1]"}},
 		{"empty", "", []string{"the file is empty"}},
 		{"watermark on a stateless step", strings.Replace(goodPipeline, "    kind: map\n", "    kind: map\n    watermark: {disorder: 1s}\n", 1),
