@@ -33,10 +33,10 @@ import (
 // process: fetching while the previous batch is written is most of the
 // gain (the fetches no longer wait on the writes, nor the writes on the
 // fetches). Fetches of 4 MiB rather than a consumer's 1 MiB a partition
-// made the restore about 10% faster again, as the polls that are ready
-// make larger batches and Badger waits for fewer commits (a read alone was
-// faster with 1 MiB fetches, in process); 16 MiB gained nothing more in a
-// noisier run. The batch bound lets a batch take the whole queue without
+// made the restore about 10% faster again (larger polls make larger
+// batches; Badger alone is not faster with them, so the cause is not
+// pinned down), though a read alone was faster with 1 MiB fetches, in
+// process; 16 MiB gained nothing more in a noisier run. The batch bound lets a batch take the whole queue without
 // holding more.
 //
 // # Why not Badger's StreamWriter
