@@ -120,6 +120,9 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 		return kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...),
 			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ts.topic: {part: start}}),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond),
+			// Larger fetches than a consumer's 1 MiB a partition: a restore
+			// reads one partition as fast as it can (restore.go).
+			kgo.FetchMaxBytes(restoreFetchBytes), kgo.FetchMaxPartitionBytes(restoreFetchBytes),
 			// Transaction markers come through, so that a log whose tail is
 			// markers (and aborted records) is known to be read to its end
 			// instead of waiting out a fetch that returns nothing.
@@ -173,57 +176,28 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 	restored, skipped, next := 0, 0, max(cp, 0)
 	meter := n.metrics.restoring(ts.topic, part, end-next) // metrics.go
 	defer meter.done()
-	wait := 5 * time.Second // the first fetch also looks up the partition
-	for end < 0 || next < end {
-		pctx, cancel := context.WithTimeout(ctx, wait)
-		wait = 200 * time.Millisecond // what is left past the data is markers
-		fetches := cl.PollFetches(pctx)
-		cancel()
+	// A goroutine reads the changelog while this one writes what it read
+	// (restore.go): the next fetches arrive while Badger takes a batch.
+	f := startRestoreFetch(ctx, cl, next, end, upTo)
+	defer f.stop() // before cl.Close, deferred above
+	err = writeRestore(ctx, f.chunks, restoreBatchBytes, ts.st.Restorable, func(b *restoreBatch) error {
+		if err := ts.st.Restore(b.changes, b.next); err != nil {
+			return err
+		}
+		restored += len(b.changes)
+		skipped += b.skipped
+		next = b.next
+		meter.restored(len(b.changes), end-next)
+		return nil
+	})
+	if err != nil {
+		return 0, err // the store's, or ctx's
+	}
+	if err := f.wait(); err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		var ferr error
-		fetches.EachError(func(_ string, _ int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) {
-				ferr = err
-			}
-		})
-		if ferr != nil {
-			return 0, fmt.Errorf("restore %s[%d]: %w", ts.topic, part, ferr)
-		}
-		var changes []state.Change
-		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			for _, r := range fp.Records {
-				if upTo >= 0 && r.Offset >= upTo {
-					next = max(next, upTo) // the caller's limit, inside this fetch
-					break
-				}
-				next = r.Offset + 1
-				if r.Attrs.IsControl() {
-					continue
-				}
-				if !ts.st.Restorable(r.Key, r.Value) {
-					// Badger would refuse it and every restore with it: a
-					// record no node of this version writes (older ones
-					// did, before the state limits), or a forged one.
-					skipped++
-					continue
-				}
-				changes = append(changes, state.Change{Key: r.Key, Value: r.Value, Deleted: r.Value == nil})
-			}
-		})
-		if fetches.NumRecords() > 0 { // data or markers: the checkpoint moves
-			if err := ts.st.Restore(changes, next); err != nil {
-				return 0, err
-			}
-			restored += len(changes)
-			meter.restored(len(changes), end-next)
-		}
-		// Done at the end offset, or when a poll finds nothing: the rest
-		// is aborted records or transaction markers.
-		if fetches.Empty() {
-			break
-		}
+		return 0, fmt.Errorf("restore %s[%d]: %w", ts.topic, part, err)
 	}
 	if skipped > 0 {
 		n.log.Warn("changelog records the store cannot hold were skipped", "changelog", ts.topic, "partition", part,

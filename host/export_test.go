@@ -7,3 +7,10 @@ import "github.com/twmb/franz-go/pkg/kgo"
 func NodeBalancer(userData []byte) kgo.GroupBalancer {
 	return copartitioned{adminURL: string(userData)}
 }
+
+// Sizes of a restore's fetches and write batches (restorelog.go), for
+// BenchmarkRestore's fetch and badger halves to match the restore's.
+const (
+	RestoreFetchBytes = restoreFetchBytes
+	RestoreBatchBytes = restoreBatchBytes
+)
