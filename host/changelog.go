@@ -112,16 +112,17 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 	if err != nil && !corrupt {
 		return 0, err
 	}
+	answers := &fetchAnswers{}
 	open := func(cp int64) (*kgo.Client, error) {
 		start := kgo.NewOffset().AtStart()
 		if cp >= 0 {
 			start = kgo.NewOffset().At(cp)
 		}
-		return kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...),
+		return kgo.NewClient(kgo.SeedBrokers(n.cfg.Brokers...), kgo.WithHooks(answers),
 			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ts.topic: {part: start}}),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond),
 			// Larger fetches than a consumer's 1 MiB a partition: a restore
-			// reads one partition as fast as it can (restore.go).
+			// reads one partition as fast as it can (restorelog.go).
 			kgo.FetchMaxBytes(restoreFetchBytes), kgo.FetchMaxPartitionBytes(restoreFetchBytes),
 			// Transaction markers come through, so that a log whose tail is
 			// markers (and aborted records) is known to be read to its end
@@ -177,8 +178,8 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 	meter := n.metrics.restoring(ts.topic, part, end-next) // metrics.go
 	defer meter.done()
 	// A goroutine reads the changelog while this one writes what it read
-	// (restore.go): the next fetches arrive while Badger takes a batch.
-	f := startRestoreFetch(ctx, cl, next, end, upTo)
+	// (restorelog.go): the next fetches arrive while Badger takes a batch.
+	f := startRestoreFetch(ctx, cl, answers, ts.topic, part, next, end, upTo)
 	defer f.stop() // before cl.Close, deferred above
 	err = writeRestore(ctx, f.chunks, restoreBatchBytes, ts.st.Restorable, func(b *restoreBatch) error {
 		if err := ts.st.Restore(b.changes, b.next); err != nil {

@@ -28,8 +28,8 @@ import (
 // until the test lets them go. Meanwhile the node must process partition
 // 1 (its outputs readable, committed), answer status and /metrics (their
 // answer times are reported, not asserted), and show the restore under way
-// in both; once the restore is let go, partition 0's counts go on from the
-// restored one.
+// in both; once the restore is let go (after more than the restore's first
+// poll waits), partition 0's counts go on from the restored one.
 func TestRestoreDoesNotStopTheNode(t *testing.T) {
 	b := testkafka.StartPartitions(t, 2, "in", "out", "dlq")
 	cluster := b.Embedded(t, "holds a restore's fetches").Cluster()
@@ -73,11 +73,12 @@ commit_interval: 50ms
 	// release is closed.
 	release := make(chan struct{})
 	var holdOnce sync.Once
+	held := make(chan time.Time, 1)
 	cluster.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		cluster.KeepControl()
 		for _, tp := range req.(*kmsg.FetchRequest).Topics {
 			if (tp.Topic == changelog || tp.TopicID == id) && slices.ContainsFunc(tp.Partitions, func(p kmsg.FetchRequestTopicPartition) bool { return p.Partition == 0 }) {
-				holdOnce.Do(func() { cluster.SleepControl(func() { <-release }) })
+				holdOnce.Do(func() { held <- time.Now(); cluster.SleepControl(func() { <-release }) })
 			}
 		}
 		return nil, nil, false
@@ -154,6 +155,11 @@ commit_interval: 50ms
 	}
 	t.Logf("during the restore: status and /metrics answered within %v (slowest of 20)", slowest)
 
+	// The fetch is held past the restore's first poll (5 s): a restore
+	// must not take a poll that found nothing, while the broker has not
+	// answered, for the end of its changelog (it once did, and went on
+	// with an empty store).
+	time.Sleep(time.Until((<-held).Add(6 * time.Second)))
 	letGo()
 	produce(0, "zero", 2)
 	await.Until(t, 50*time.Millisecond, func() bool { got = counts(); return len(got["zero"]) == 7 },

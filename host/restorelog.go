@@ -3,9 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/eddy-streams/eddy/state"
 )
@@ -55,10 +59,6 @@ const (
 	// restoreBatchBytes is the size of keys and values past which the
 	// polls read so far are written in one batch.
 	restoreBatchBytes = 16 << 20
-	// restoreSlowPolls is how many polls of 200 ms that find nothing a
-	// restore waits when the partition's last stable offset says records
-	// are there to read (see fetchChangelog).
-	restoreSlowPolls = 25
 )
 
 // restoreChunk is one poll of a restore: the changes it read, in order,
@@ -174,17 +174,19 @@ type restoreFetch struct {
 	err    error // set before done is closed
 }
 
-// startRestoreFetch starts reading from cl, which consumes one changelog
-// partition from next, until end (< 0: until a poll finds nothing).
-// Records from upTo on (upTo >= 0) are not read.
-func startRestoreFetch(ctx context.Context, cl *kgo.Client, next, end, upTo int64) *restoreFetch {
+// startRestoreFetch starts reading from cl, which consumes partition part
+// of topic from next, until end (< 0: until the partition's stable end).
+// Records from upTo on (upTo >= 0) are not read. answers counts the fetch
+// answers cl receives (cl's hook).
+func startRestoreFetch(ctx context.Context, cl *kgo.Client, answers *fetchAnswers, topic string, part int32, next, end, upTo int64) *restoreFetch {
 	ctx, cancel := context.WithCancel(ctx)
 	chunks := make(chan restoreChunk, restoreQueue)
 	f := &restoreFetch{chunks: chunks, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		defer close(chunks)
-		f.err = fetchChangelog(ctx, cl, next, end, upTo, chunks)
+		r := changelogReader{cl: cl, adm: kadm.NewClient(cl), answers: answers, topic: topic, part: part}
+		f.err = r.fetch(ctx, next, end, upTo, chunks)
 	}()
 	return f
 }
@@ -203,16 +205,53 @@ func (f *restoreFetch) wait() error {
 	return f.err
 }
 
-// fetchChangelog is the fetching goroutine's loop; see restoreFromLog.
-func fetchChangelog(ctx context.Context, cl *kgo.Client, next, end, upTo int64, chunks chan<- restoreChunk) error {
+// fetchAnswers counts the fetch answers a restore's client received
+// (kgo.HookBrokerRead): a poll that returns nothing is a broker that
+// answered with nothing to deliver, or a fetch not answered yet.
+type fetchAnswers struct{ n atomic.Int64 }
+
+// OnBrokerRead implements kgo.HookBrokerRead.
+func (a *fetchAnswers) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == int16(kmsg.Fetch) && err == nil {
+		a.n.Add(1)
+	}
+}
+
+// changelogReader reads one changelog partition for a restore.
+type changelogReader struct {
+	cl      *kgo.Client
+	adm     *kadm.Client
+	answers *fetchAnswers
+	topic   string
+	part    int32
+}
+
+// restoreAnsweredEmpty is how many polls in a row that found nothing,
+// each with a fetch answer from the broker, end a restore below the
+// partition's stable end: the broker has nothing there to give (a tail of
+// records compaction removed, transaction markers among them).
+const restoreAnsweredEmpty = 5
+
+// fetch is the fetching goroutine's loop; see restoreFromLog.
+//
+// When the restore is over is not "a poll found nothing": a poll also finds
+// nothing when the broker is slow to answer (a busy broker or host, a fetch
+// held up), and a restore that stopped then would go on with part of its
+// state, silently. So after a poll that found nothing, the reader lists the
+// partition's last stable offset: at or past it, the restore is over (what
+// follows is an open transaction's records, which are not state yet).
+// Below it, records are there to read, and the reader keeps polling — for
+// as long as it takes, unless the broker keeps answering with nothing to
+// give (restoreAnsweredEmpty polls in a row, each with an answer): then no
+// record is left below the stable end (compaction removed the tail).
+func (r *changelogReader) fetch(ctx context.Context, next, end, upTo int64, chunks chan<- restoreChunk) error {
 	wait := 5 * time.Second // the first fetch also looks up the partition
-	// stable is the partition's last stable offset as the last fetch gave
-	// it; slow counts the polls that found nothing below it.
-	stable, slow := int64(-1), 0
+	answeredEmpty := 0
 	for end < 0 || next < end {
 		pctx, cancel := context.WithTimeout(ctx, wait)
-		wait = 200 * time.Millisecond // what is left past the data is markers
-		fetches := cl.PollFetches(pctx)
+		wait = 200 * time.Millisecond
+		answered := r.answers.n.Load()
+		fetches := r.cl.PollFetches(pctx)
 		cancel()
 		if err := ctx.Err(); err != nil {
 			return err
@@ -228,42 +267,68 @@ func fetchChangelog(ctx context.Context, cl *kgo.Client, next, end, upTo int64, 
 		}
 		c := restoreChunk{changes: make([]state.Change, 0, fetches.NumRecords())}
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if fp.Err == nil && len(fp.Records) > 0 { // not a poll's timeout
-				stable = fp.LastStableOffset
-			}
-			for _, r := range fp.Records {
-				if upTo >= 0 && r.Offset >= upTo {
+			for _, rec := range fp.Records {
+				if upTo >= 0 && rec.Offset >= upTo {
 					next = max(next, upTo) // the caller's limit, inside this fetch
 					break
 				}
-				next = r.Offset + 1
-				if r.Attrs.IsControl() {
+				next = rec.Offset + 1
+				if rec.Attrs.IsControl() {
 					continue
 				}
-				c.changes = append(c.changes, state.Change{Key: r.Key, Value: r.Value, Deleted: r.Value == nil})
+				c.changes = append(c.changes, state.Change{Key: rec.Key, Value: rec.Value, Deleted: rec.Value == nil})
 			}
 		})
 		if fetches.NumRecords() > 0 { // data or markers: the checkpoint moves
+			answeredEmpty = 0
 			c.next = next
 			select {
 			case chunks <- c:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		}
-		// Done at the end offset, or when a poll finds nothing: the rest
-		// is aborted records or transaction markers. But a poll that finds
-		// nothing below the stable offset the broker gave is a fetch that
-		// is late (a busy broker or host; the writes share the machine):
-		// wait for it, up to restoreSlowPolls polls.
-		if fetches.Empty() {
-			if next >= stable || slow == restoreSlowPolls {
-				return nil
-			}
-			slow++
 			continue
 		}
-		slow = 0
+		stable, err := r.stableEnd(ctx)
+		if err != nil {
+			return err
+		}
+		if upTo >= 0 {
+			stable = min(stable, upTo)
+		}
+		if next >= stable {
+			return nil
+		}
+		if r.answers.n.Load() > answered {
+			answeredEmpty++
+			if answeredEmpty >= restoreAnsweredEmpty {
+				return nil
+			}
+		} else {
+			answeredEmpty = 0 // the broker has not answered: wait for it
+		}
 	}
 	return nil
+}
+
+// stableEnd lists the partition's last stable offset: where a
+// read_committed reader ends now.
+func (r *changelogReader) stableEnd(ctx context.Context) (int64, error) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ends, err := r.adm.ListCommittedOffsets(lctx, r.topic)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, fmt.Errorf("stable end: %w", err)
+	}
+	o, ok := ends.Lookup(r.topic, r.part)
+	if !ok {
+		return 0, fmt.Errorf("stable end: partition %d not listed", r.part)
+	}
+	if o.Err != nil {
+		return 0, fmt.Errorf("stable end: %w", o.Err)
+	}
+	return o.Offset, nil
 }
