@@ -82,6 +82,9 @@ type taskStore struct {
 	// the store is restored from and which the task consumes; its changes
 	// are not written anywhere, and next is the table offset reached.
 	source bool
+	// standby marks a standby copy's store (standby.go): its catching up
+	// is standby work, not a restore.
+	standby bool
 }
 
 // restore brings a store up to date with its changelog partition: from its
@@ -175,7 +178,7 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 	}
 	ts.st.SetChangelogID(id)
 	restored, skipped, next := 0, 0, max(cp, 0)
-	meter := n.metrics.restoring(ts.topic, part, end-next) // metrics.go
+	meter := n.metrics.restoring(ts.topic, part, end-next, ts.standby) // metrics.go
 	defer meter.done()
 	// A goroutine reads the changelog while this one writes what it read
 	// (restorelog.go): the next fetches arrive while Badger takes a batch.

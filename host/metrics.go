@@ -51,8 +51,9 @@ type metrics struct {
 	// stateRebuilds counts stores rebuilt from their changelog, per
 	// reason (rebuildReasons).
 	stateRebuilds [len(rebuildReasons)]atomic.Int64
-	// standbyFailures counts the rounds of standby followers that failed.
-	standbyFailures atomic.Int64
+	// standbyFailures counts the rounds of standby followers that failed;
+	// standbyRecords the changelog records standby copies applied.
+	standbyFailures, standbyRecords atomic.Int64
 }
 
 // stateRebuilt counts a store rebuilt for reason.
@@ -188,14 +189,20 @@ type restoreMeter struct {
 	part  int32
 	began time.Time
 	left  int64 // records between the restore's position and the changelog's end
+	// standby marks a standby copy catching up (standby.go): counted as
+	// standby work, not as a restore a task waits for.
+	standby bool
 	// For status, read while the restore goes on.
 	restoredNow, leftNow atomic.Int64
 }
 
 // restoring notes a restore of partition part of topic starting with left
 // records to read (0 when the end is unknown); call done when it ends.
-func (m *metrics) restoring(topic string, part int32, left int64) *restoreMeter {
+func (m *metrics) restoring(topic string, part int32, left int64, standby bool) *restoreMeter {
 	left = max(left, 0)
+	if standby {
+		return &restoreMeter{m: m, topic: topic, part: part, began: time.Now(), standby: true}
+	}
 	m.restores.active.Add(1)
 	m.restores.remaining.Add(left)
 	r := &restoreMeter{m: m, topic: topic, part: part, began: time.Now(), left: left}
@@ -211,6 +218,10 @@ func (m *metrics) restoring(topic string, part int32, left int64) *restoreMeter 
 
 // restored notes records restored, with left still to read.
 func (r *restoreMeter) restored(records int, left int64) {
+	if r.standby {
+		r.m.standbyRecords.Add(int64(records))
+		return
+	}
 	left = max(left, 0)
 	r.m.restores.records.Add(int64(records))
 	r.m.restores.remaining.Add(left - r.left)
@@ -220,6 +231,9 @@ func (r *restoreMeter) restored(records int, left int64) {
 }
 
 func (r *restoreMeter) done() {
+	if r.standby {
+		return
+	}
 	r.m.restores.remaining.Add(-r.left)
 	r.m.restores.active.Add(-1)
 	r.m.restores.done.Add(1)
@@ -309,6 +323,7 @@ var (
 	descRestoreRemaining = prometheus.NewDesc("eddy_restore_remaining_records", "Changelog records the active restores have still to read (at most; aborted records and markers count).", nil, nil)
 	descStandbyLag       = prometheus.NewDesc("eddy_standby_lag_records", "Records of a changelog partition that this node's standby copy of the store has not applied yet (its stable end when last listed, minus the copy's position).", []string{"changelog", "partition"}, nil)
 	descStandbyCopies    = prometheus.NewDesc("eddy_standby_copies", "Partition numbers of which this node keeps a standby copy.", nil, nil)
+	descStandbyRecords   = prometheus.NewDesc("eddy_standby_records_total", "Changelog records this node's standby copies applied (catching up and following); not counted as restores.", nil, nil)
 	descStandbyFailures  = prometheus.NewDesc("eddy_standby_failures_total", "Times a standby copy's following of its changelogs failed and started over.", nil, nil)
 	descStateRebuilds    = prometheus.NewDesc("eddy_state_rebuilds_total", "Stores wiped and rebuilt from their changelog because their local checkpoint did not match it, by reason (changelog_replaced: the topic's id changed; changelog_behind: the changelog ends before the checkpoint; checkpoint_corrupt: the local checkpoint does not decode).", []string{"reason"}, nil)
 )
@@ -321,7 +336,7 @@ func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped, descStepTimers,
 		descTasks, descTaskIn, descTaskOut, descWatermark, descWatermarkLag, descLag, descOffset,
 		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds,
-		descStandbyLag, descStandbyCopies, descStandbyFailures} {
+		descStandbyLag, descStandbyCopies, descStandbyFailures, descStandbyRecords} {
 		ch <- d
 	}
 }
@@ -439,4 +454,5 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descStandbyCopies, float64(len(copies)))
 	counter(descStandbyFailures, m.standbyFailures.Load())
+	counter(descStandbyRecords, m.standbyRecords.Load())
 }

@@ -297,6 +297,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.mu.tasks = map[string]map[int32]*task{}
 	n.mu.groups = map[taskKey]*task{}
 	n.mu.restoring = map[taskKey]*pendingTask{}
+	n.standbys.wake = make(chan struct{}, 1)
 	n.restoreSlots = make(chan struct{}, restoreConcurrency)
 	n.regReady = make(chan struct{})
 	n.retired = make(chan retiredInst, 64)
@@ -454,7 +455,7 @@ func (n *Node) clientOpts() []kgo.Opt {
 		kgo.ClientID("eddy-" + n.cfg.NodeID),
 		kgo.ConsumerGroup(p.Name),
 		kgo.ConsumeTopics(n.inputs()...),
-		kgo.Balancers(copartitioned{adminURL: n.adminURL, standbys: p.StandbyReplicas, warmupLag: defaultWarmupLag}),
+		kgo.Balancers(n.balancer()),
 		kgo.ConsumeResetOffset(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Transaction markers come through (dispatch drops them): they
@@ -617,6 +618,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	n.clientLoaded.Store(n.cl)
+	if n.db != nil {
+		n.startStandbys(ctx)
+	}
 	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
 	n.setStage("")
 	runErr := n.loop(ctx)
@@ -1225,6 +1229,7 @@ func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]i
 			n.log.Warn("checkpoint on revoke failed", "error", err)
 		}
 		n.log.Info("partitions revoked", "partitions", parts)
+		n.wakeStandbys()
 		return
 	}
 	drain := n.p.Delivery != ExactlyOnce
@@ -1237,11 +1242,13 @@ func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]i
 		}
 	}
 	n.log.Info("partitions revoked", "partitions", parts)
+	n.wakeStandbys() // a number it processed may be one it copies now
 }
 
 func (n *Node) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	n.stopTasks(parts, false)
 	n.log.Warn("partitions lost", "partitions", parts)
+	n.wakeStandbys()
 }
 
 // stopTasks stops the tasks of parts (see task.stop) and returns them.

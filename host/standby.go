@@ -47,12 +47,17 @@ const (
 
 // standbys are a node's standby copies.
 type standbys struct {
-	mu      sync.Mutex
-	want    []int32 // the numbers the last assignment gave
-	running map[int32]*follower
+	wake chan struct{} // runStandbys's signal (buffer 1)
+	mu   sync.Mutex
+	want []int32 // the numbers the last assignment gave
 	// warmups are the numbers of want that the assignment marked as
 	// warm-ups: copies that take the number over once caught up.
 	warmups []int32
+	running map[int32]*follower
+	stopped bool // stopFollowers ran: no follower starts again
+	// quit and done stop and wait for runStandbys (startStandbys).
+	quit context.CancelFunc
+	done chan struct{}
 }
 
 // follower keeps the standby copy of one partition number.
@@ -62,6 +67,39 @@ type follower struct {
 	done   chan struct{}
 	stores []*followedStore
 	errors atomic.Int64 // failed rounds since it started
+	// warmup is set while the assignment marks the copy as a warm-up;
+	// probed once the copy, caught up, has asked for a rebalance.
+	warmup, probed atomic.Bool
+}
+
+// setWarmup marks the copy as a warm-up or not; a copy that becomes one
+// again may ask for a rebalance again.
+func (f *follower) setWarmup(on bool) {
+	if f.warmup.Swap(on) != on && on {
+		f.probed.Store(false)
+	}
+}
+
+// lag is the records the copy has not applied, over its stores.
+func (f *follower) lag() int64 {
+	var lag int64
+	for _, fs := range f.stores {
+		lag += max(fs.end.Load()-fs.pos.Load(), 0)
+	}
+	return lag
+}
+
+// probe asks the group for a rebalance once a warm-up copy is within the
+// balancer's warm-up bound of its changelogs' ends, so that the number
+// moves here (KIP-441's probing rebalance): the member data the next join
+// sends carries the copy's new position.
+func (n *Node) probe(f *follower) {
+	if !f.warmup.Load() || f.probed.Load() || f.lag() > defaultWarmupLag || n.cl == nil {
+		return
+	}
+	f.probed.Store(true)
+	n.log.Info("warm-up copy caught up: asking the group to rebalance", "partition", f.part, "lag", f.lag())
+	n.cl.ForceRebalance()
 }
 
 // followedStore is one store of a follower.
@@ -91,23 +129,59 @@ func (n *Node) copiedStores(part int32) []*taskStore {
 	var ts []*taskStore
 	for _, s := range n.p.Steps {
 		if s.Changelogged() {
-			ts = append(ts, &taskStore{st: n.db.Store(n.p.Name, s.Name, part), topic: ChangelogTopic(n.p.Name, s.Name)})
+			ts = append(ts, &taskStore{st: n.db.Store(n.p.Name, s.Name, part), topic: ChangelogTopic(n.p.Name, s.Name), standby: true})
 		}
 		if s.Timed() {
-			ts = append(ts, &taskStore{st: n.db.Store(n.p.Name, timerStore(s.Name), part), topic: TimerTopic(n.p.Name, s.Name)})
+			ts = append(ts, &taskStore{st: n.db.Store(n.p.Name, timerStore(s.Name), part), topic: TimerTopic(n.p.Name, s.Name), standby: true})
 		}
 	}
 	return ts
 }
 
-// setStandbys makes the node's standby copies those of numbers (warmups
-// among them): followers of numbers no longer wanted stop (and are waited
-// for), new ones start. Numbers the node processes are never copied. It is
-// called by the balancer when an assignment arrives.
-func (n *Node) setStandbys(numbers, warmups []int32) {
-	if n.db == nil || n.runCtx == nil {
-		return
+// assignStandbys is the balancer's onAssigned: the standby copies (and
+// warm-ups among them) the group's new assignment gives this node. It runs
+// on the client's group goroutine, before the assignment's partitions are
+// revoked or assigned, and does not block: the node's standby goroutine
+// (runStandbys) starts and stops the followers.
+func (n *Node) assignStandbys(a standbyAssignment, err error) {
+	if err != nil {
+		n.log.Warn("standby copies: the assignment's standby data does not decode; keeping none", "error", err)
 	}
+	sb := &n.standbys
+	sb.mu.Lock()
+	sb.want, sb.warmups = slices.Clone(a.Standbys), slices.Clone(a.Warmups)
+	sb.mu.Unlock()
+	n.wakeStandbys()
+}
+
+// wakeStandbys has the standby goroutine compare the followers with the
+// assignment (after an assignment, a revoke, a task made).
+func (n *Node) wakeStandbys() {
+	select {
+	case n.standbys.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runStandbys keeps the node's followers those the assignment wants until
+// ctx ends, then stops them all.
+func (n *Node) runStandbys(ctx context.Context) {
+	defer n.stopFollowers()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.standbys.wake:
+			n.reconcileStandbys(ctx)
+		}
+	}
+}
+
+// reconcileStandbys starts the followers of the wanted numbers the node
+// does not process and stops the others (waiting for them, not under
+// sb.mu). Numbers the node processes, or whose task is being made, are
+// never copied: their task owns their stores.
+func (n *Node) reconcileStandbys(ctx context.Context) {
 	n.mu.Lock()
 	active := map[int32]bool{}
 	for k := range n.mu.groups {
@@ -119,35 +193,44 @@ func (n *Node) setStandbys(numbers, warmups []int32) {
 	n.mu.Unlock()
 	sb := &n.standbys
 	sb.mu.Lock()
-	sb.want, sb.warmups = slices.Clone(numbers), slices.Clone(warmups)
-	var stop []*follower
-	for p, f := range sb.running {
-		if !slices.Contains(numbers, p) || active[p] {
-			stop = append(stop, f)
-			delete(sb.running, p)
-		}
+	if ctx.Err() != nil || sb.running == nil && sb.stopped {
+		sb.mu.Unlock()
+		return
 	}
 	if sb.running == nil {
 		sb.running = map[int32]*follower{}
 	}
-	var start []*follower
-	for _, p := range numbers {
-		if sb.running[p] != nil || active[p] {
+	var stop []*follower
+	for p, f := range sb.running {
+		if !slices.Contains(sb.want, p) || active[p] {
+			stop = append(stop, f)
+			delete(sb.running, p)
+		}
+	}
+	started := 0
+	for _, p := range sb.want {
+		if f := sb.running[p]; f != nil {
+			f.setWarmup(slices.Contains(sb.warmups, p))
 			continue
 		}
-		ctx, cancel := context.WithCancel(n.runCtx)
+		if active[p] {
+			continue
+		}
+		fctx, cancel := context.WithCancel(ctx)
 		f := &follower{part: p, cancel: cancel, done: make(chan struct{}), stores: n.followed(p)}
+		f.setWarmup(slices.Contains(sb.warmups, p))
 		sb.running[p] = f
-		start = append(start, f)
-		go n.follow(ctx, f)
+		started++
+		go n.follow(fctx, f)
 	}
+	want, warm := sb.want, sb.warmups
 	sb.mu.Unlock()
 	for _, f := range stop {
 		f.cancel()
 		<-f.done
 	}
-	if len(start)+len(stop) > 0 {
-		n.log.Info("standby copies", "partitions", numbers, "warmups", warmups)
+	if started+len(stop) > 0 {
+		n.log.Info("standby copies", "partitions", want, "warmups", warm, "started", started, "stopped", len(stop))
 	}
 }
 
@@ -176,12 +259,34 @@ func (n *Node) stopStandby(part int32) {
 	}
 }
 
-// stopStandbys stops every follower (the node stops).
+// startStandbys starts the node's standby goroutine (runStandbys), which
+// stopStandbys stops.
+func (n *Node) startStandbys(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	n.standbys.quit, n.standbys.done = cancel, done
+	go func() {
+		defer close(done)
+		n.runStandbys(ctx)
+	}()
+}
+
+// stopStandbys stops the standby goroutine and every follower (the node
+// stops).
 func (n *Node) stopStandbys() {
+	if n.standbys.quit != nil {
+		n.standbys.quit()
+		<-n.standbys.done
+	}
+	n.stopFollowers()
+}
+
+// stopFollowers stops every follower; none starts again.
+func (n *Node) stopFollowers() {
 	sb := &n.standbys
 	sb.mu.Lock()
 	running := sb.running
-	sb.running = nil
+	sb.running, sb.stopped = nil, true
 	sb.mu.Unlock()
 	for _, f := range running {
 		f.cancel()
@@ -223,7 +328,7 @@ func (n *Node) followRound(ctx context.Context, f *follower) error {
 			return fmt.Errorf("catching up %s[%d]: %w", fs.ts.topic, f.part, err)
 		}
 		fs.pos.Store(next)
-		fs.end.Store(max(fs.end.Load(), next))
+		fs.end.Store(next) // caught up to the end as it was
 		offsets[fs.ts.topic] = map[int32]kgo.Offset{f.part: kgo.NewOffset().At(next)}
 		byTopic[fs.ts.topic] = fs
 		topics = append(topics, fs.ts.topic)
@@ -241,13 +346,18 @@ func (n *Node) followRound(ctx context.Context, f *follower) error {
 	adm := kadm.NewClient(cl)
 	var listed time.Time
 	for {
-		fetches := cl.PollFetches(ctx)
+		// A poll waits for records at most followWait, so that the
+		// copy's lag is listed and a caught-up warm-up probes while its
+		// changelogs are quiet.
+		pctx, cancel := context.WithTimeout(ctx, followWait)
+		fetches := cl.PollFetches(pctx)
+		cancel()
 		if ctx.Err() != nil {
 			return nil
 		}
 		var ferr error
 		fetches.EachError(func(topic string, p int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				ferr = fmt.Errorf("%s[%d]: %w", topic, p, err)
 			}
 		})
@@ -275,10 +385,12 @@ func (n *Node) followRound(ctx context.Context, f *follower) error {
 			}
 			fs.pos.Store(next)
 			fs.end.Store(max(fs.end.Load(), fp.LastStableOffset, next))
+			n.metrics.standbyRecords.Add(int64(len(changes)))
 		})
 		if aerr != nil {
 			return aerr
 		}
+		n.probe(f)
 		if time.Since(listed) >= followList {
 			listed = time.Now()
 			// The lag as the broker sees it (the stable ends: what a
@@ -300,7 +412,7 @@ func (n *Node) standbyStatus() []StandbyStatus {
 	sb.mu.Lock()
 	var out []StandbyStatus
 	for p, f := range sb.running {
-		warm := slices.Contains(sb.warmups, p)
+		warm := f.warmup.Load()
 		for _, fs := range f.stores {
 			pos, end := fs.pos.Load(), fs.end.Load()
 			out = append(out, StandbyStatus{Partition: p, Changelog: fs.ts.topic, Position: pos, End: end,
@@ -348,4 +460,16 @@ func (n *Node) copyPositions() map[int32]int64 {
 		}
 	}
 	return out
+}
+
+// balancer is the node's group balancer: by partition number, with
+// standby copies when the pipeline asks for them (balancer.go). A node
+// without state reports no copies and takes no standbys.
+func (n *Node) balancer() copartitioned {
+	b := copartitioned{adminURL: n.adminURL, standbys: n.p.StandbyReplicas, warmupLag: defaultWarmupLag}
+	if n.db != nil {
+		b.copies = n.copyPositions
+		b.onAssigned = n.assignStandbys
+	}
+	return b
 }

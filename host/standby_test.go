@@ -1,0 +1,168 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/eddy-streams/eddy/host"
+	"github.com/eddy-streams/eddy/internal/await"
+	"github.com/eddy-streams/eddy/internal/testkafka"
+)
+
+// TestStandbyCopies runs the counter guest with standby_replicas: 1 under
+// exactly_once on two nodes. Each of the four changelog partitions holds
+// 12,000 records, more than the warm-up bound (10,000), so when the second
+// node joins it first warms copies of the partitions it is to take while
+// the first keeps processing them all; once its copies have caught up it
+// asks for a rebalance and takes them, restoring only what its copies
+// lack. Then each node keeps a standby copy of the other's partitions;
+// when the first stops, the second takes its partitions over restoring a
+// tail, not the changelogs, and the counts go on.
+func TestStandbyCopies(t *testing.T) {
+	b := testkafka.Start(t, "in", "out", "dlq")
+	brokers := b.Brokers()
+	counter, _ := filepath.Abs("../testdata/go/counter.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: standing
+source: {topics: [in]}
+steps:
+  - {name: count, kind: map, function: %s, state: true}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: exactly_once
+commit_interval: 50ms
+standby_replicas: 1
+`, counter))
+	ctx := context.Background()
+	changelog := host.ChangelogTopic("standing", "count")
+	if err := host.CreateCompactedTopics(ctx, brokers, 4, changelog); err != nil {
+		t.Fatal(err)
+	}
+	const filler = 12_000
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for part := range int32(4) {
+		for i := range filler {
+			recs = append(recs, &kgo.Record{Topic: changelog, Partition: part, Key: fmt.Appendf(nil, "filler-%06d", i), Value: []byte("7")})
+		}
+		recs = append(recs, &kgo.Record{Topic: changelog, Partition: part, Key: fmt.Appendf(nil, "key-%d", part), Value: []byte("1000")})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	sent := [4]int{}
+	produce := func() {
+		t.Helper()
+		var rs []*kgo.Record
+		for part := range int32(4) {
+			sent[part]++
+			rs = append(rs, &kgo.Record{Topic: "in", Partition: part, Key: fmt.Appendf(nil, "key-%d", part), Value: []byte("x")})
+		}
+		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// counted waits until every key's last count is 1000 + what was sent.
+	counted := func() {
+		t.Helper()
+		var last map[string]int
+		await.Until(t, 50*time.Millisecond, func() bool {
+			last = map[string]int{}
+			for _, r := range consumeAll(t, b, "out", 0, 200*time.Millisecond) {
+				last[string(r.Key)], _ = strconv.Atoi(string(r.Value))
+			}
+			for part := range 4 {
+				if last[fmt.Sprintf("key-%d", part)] != 1000+sent[part] {
+					return false
+				}
+			}
+			return true
+		}, func() string { return fmt.Sprintf("counts %v, want 1000 + %v", last, sent) })
+	}
+	restored := func(r *runningNode) float64 {
+		srv := httptest.NewServer(r.node.Metrics())
+		defer srv.Close()
+		return scrapeNode(t, srv.URL, "standing", r.node.Status().Node).value(t, "eddy_restore_records_total")
+	}
+	held := func(r *runningNode) []int32 { return slices.Sorted(slices.Values(r.node.Status().Partitions["in"])) }
+
+	a := startStatefulNode(t, brokers, p, "a", t.TempDir())
+	await.Until(t, 20*time.Millisecond, func() bool { return len(held(a)) == 4 && len(a.node.Status().Restores) == 0 },
+		func() string { return fmt.Sprintf("node a holds %v", held(a)) })
+	produce()
+	counted()
+
+	// The second node warms copies first: a holds every partition while b
+	// shows warm-up copies.
+	bn := startStatefulNode(t, brokers, p, "b", t.TempDir())
+	sawWarmup := false
+	await.Until(t, 20*time.Millisecond, func() bool {
+		for _, s := range bn.node.Status().Standbys {
+			if s.Warmup {
+				sawWarmup = true
+				if got := held(a); len(got) != 4 {
+					t.Fatalf("node a holds %v while b warms copies up, want all four", got)
+				}
+			}
+		}
+		return len(held(bn)) == 2 && len(held(a)) == 2
+	}, func() string {
+		return fmt.Sprintf("a holds %v, b holds %v; b's copies %+v", held(a), held(bn), bn.node.Status().Standbys)
+	})
+	if !sawWarmup {
+		t.Error("node b took partitions without warming copies of them first")
+	}
+	if got := restored(bn); got >= 2*filler {
+		t.Errorf("node b restored %v records to take its two partitions, want fewer than their changelogs' %d (its warm copies had them)", got, 2*filler)
+	}
+
+	// Each node keeps a caught-up copy of the other's partitions, never
+	// of its own.
+	copies := func(r *runningNode) (parts []int32, lag int64) {
+		for _, s := range r.node.Status().Standbys {
+			if !slices.Contains(parts, s.Partition) {
+				parts = append(parts, s.Partition)
+			}
+			lag += s.Lag
+		}
+		slices.Sort(parts)
+		return parts, lag
+	}
+	produce()
+	counted()
+	await.Until(t, 20*time.Millisecond, func() bool {
+		ac, alag := copies(a)
+		bc, blag := copies(bn)
+		return slices.Equal(ac, held(bn)) && slices.Equal(bc, held(a)) && alag == 0 && blag == 0
+	}, func() string {
+		ac, alag := copies(a)
+		bc, blag := copies(bn)
+		return fmt.Sprintf("a holds %v and copies %v (lag %d); b holds %v and copies %v (lag %d)", held(a), ac, alag, held(bn), bc, blag)
+	})
+
+	// The first node stops: the second takes its partitions over from its
+	// copies, restoring the tail.
+	before := restored(bn)
+	a.stop(t)
+	await.Until(t, 20*time.Millisecond, func() bool { return len(held(bn)) == 4 && len(bn.node.Status().Restores) == 0 },
+		func() string { return fmt.Sprintf("b holds %v", held(bn)) })
+	if d := restored(bn) - before; d >= filler {
+		t.Errorf("node b restored %v records taking a's two partitions over, want a tail, far fewer than their changelogs' %d", d, 2*filler)
+	}
+	if parts, _ := copies(bn); len(parts) != 0 {
+		t.Errorf("node b alone keeps copies of %v", parts)
+	}
+	produce()
+	counted()
+}
