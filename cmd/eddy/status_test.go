@@ -221,3 +221,20 @@ commit_interval: 50ms
 		t.Errorf("top: exit %d:\n%q", code, out)
 	}
 }
+
+// TestStandbyLine: eddy status sums a node's standby copies by partition
+// number, store lags added, warm-ups named.
+func TestStandbyLine(t *testing.T) {
+	ss := []host.StandbyStatus{
+		{Partition: 0, Changelog: "p-count-changelog", Lag: 12},
+		{Partition: 0, Changelog: "p-count-timers-changelog", Lag: 3},
+		{Partition: 3, Changelog: "p-count-changelog", Lag: 4100, Warmup: true},
+		{Partition: 3, Changelog: "p-count-timers-changelog", Warmup: true},
+	}
+	if got, want := standbyLine(ss), "partition 0 (lag 15), partition 3 (warm-up, lag 4100)"; got != want {
+		t.Errorf("standbyLine = %q, want %q", got, want)
+	}
+	if got := standbyLine(nil); got != "" {
+		t.Errorf("standbyLine(nil) = %q, want nothing", got)
+	}
+}
