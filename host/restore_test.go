@@ -12,8 +12,8 @@ import (
 )
 
 // TestStatusWhileRestoring: a stateful step's changelog holds 300,000
-// records, and a node with an empty data directory restores them when it is
-// assigned the partition. Its status must answer while the restore goes on
+// records over its partitions, and a node with an empty data directory
+// restores them when it is assigned the partitions. Its status must answer while the restore goes on
 // and show it (topic, partition, records read and left): a restore holds no
 // lock that status needs. Before, the node restored inside its partition
 // assignment, under the lock that status takes, and status answered only
@@ -56,8 +56,10 @@ commit_interval: 50ms
 		time.Sleep(time.Millisecond)
 	}
 	r := seen[0]
-	if r.Topic != changelog || r.Partition != 0 || r.Restored+r.Remaining > records || r.Remaining <= 0 {
-		t.Fatalf("restore in status: %+v, want %s[0] with %d records in all", r, changelog, records)
+	// The changelog's records are spread over its partitions (the
+	// broker's default count), restored side by side.
+	if r.Topic != changelog || r.Partition < 0 || r.Restored+r.Remaining > records || r.Remaining <= 0 {
+		t.Fatalf("restore in status: %+v, want one of %s with at most %d records in all", r, changelog, records)
 	}
 	// The restores end, and status says so.
 	await.Until(t, 10*time.Millisecond, func() bool { return len(n.node.Status().Restores) == 0 },
