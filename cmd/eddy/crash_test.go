@@ -73,7 +73,7 @@ func brokerProcCmd(t *testing.T, bin string, topics ...string) ([]string, *exec.
 // advertises) with the given topics, started by command: exec.Command, or
 // a host's command on a network of namespaces (netns.Host.Command). It
 // waits until the broker answers, from the test's own process.
-func brokerProcOn(t *testing.T, command func(string, ...string) *exec.Cmd, bin, addr string, port int, topics ...string) ([]string, *exec.Cmd) {
+func brokerProcOn(t testing.TB, command func(string, ...string) *exec.Cmd, bin, addr string, port int, topics ...string) ([]string, *exec.Cmd) {
 	t.Helper()
 	brokers := []string{net.JoinHostPort(addr, strconv.Itoa(port))}
 	args := []string{"broker", "--host", addr, "--port", strconv.Itoa(port), "--partitions", "4"}
@@ -261,7 +261,7 @@ func nodeArgs(cache, pipe, broker, dataDir string, m membership) []string {
 }
 
 // startNode starts a node's command with its log going to stderr.
-func startNode(t *testing.T, cmd *exec.Cmd, stderr io.Writer) *exec.Cmd {
+func startNode(t testing.TB, cmd *exec.Cmd, stderr io.Writer) *exec.Cmd {
 	t.Helper()
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
