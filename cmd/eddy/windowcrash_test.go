@@ -43,12 +43,8 @@ func crashWindowed(t *testing.T, bin string, delivery host.Delivery, m membershi
 	brokers := brokerProc(t, bin, "in", "out", "dlq", "late")
 
 	const base = int64(1700000000000)
-	type wk struct {
-		key   string
-		start int64
-	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	want := map[wk][2]int{}
+	want := map[windowKey][2]int{}
 	var recs []abi.Record
 	const total = 300000
 	for i := 0; i < total; i++ {
@@ -56,7 +52,7 @@ func crashWindowed(t *testing.T, bin string, delivery host.Delivery, m membershi
 		ts := base + int64(i)*5 + rng.Int64N(200) // 1500 s of event time, disorder < 200 ms
 		v := rng.IntN(1000)
 		recs = append(recs, abi.Record{Key: []byte(key), Value: []byte(fmt.Sprint(v)), Timestamp: ts})
-		w := wk{key, ts / 1000 * 1000}
+		w := windowKey{key, ts / 1000 * 1000}
 		c := want[w]
 		want[w] = [2]int{c[0] + 1, c[1] + v}
 	}
@@ -64,22 +60,7 @@ func crashWindowed(t *testing.T, bin string, delivery host.Delivery, m membershi
 		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte("0"), Timestamp: base + 10_000_000})
 	}
 	produce(t, brokers, "in", recs) // hostile_test.go
-	stats, _ := filepath.Abs(td("go/stats.wasm"))
-	pipe := filepath.Join(t.TempDir(), "p.yaml")
-	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: wcrash
-source: {topics: [in]}
-steps:
-  - name: stats
-    kind: aggregate
-    function: %s
-    window: {type: tumbling, size: 1s, disorder: 250ms}
-sink: {topic: out}
-dead_letter: {topic: dlq}
-late: {topic: late}
-delivery: %s
-commit_interval: 100ms
-batch_size: 100
-`, stats, delivery)), 0o644)
+	pipe := windowedPipeline(t, "wcrash", delivery, "")
 	cache, data := t.TempDir(), t.TempDir()
 	start := func(dataDir string) *exec.Cmd { return nodeProc(t, bin, cache, pipe, brokers[0], dataDir, m) }
 	count := func() int { return committed(brokers, "out") }
@@ -116,7 +97,47 @@ batch_size: 100
 	awaitClaimed(t, data, node.Process.Pid)
 	stopCleanly(t, node, "a node stopped while starting")
 	testkafka.AwaitSettled(t, brokers, "out")
-	got := map[wk][][2]int{} // every result of each window, in order
+	checkWindows(t, brokers, want, delivery)
+}
+
+// windowKey is a window of the windowed crash tests: its key and start.
+type windowKey struct {
+	key   string
+	start int64
+}
+
+// windowedPipeline writes the windowed crash tests' pipeline, a count and
+// sum of each key's values in tumbling windows of a second, named name,
+// under delivery, with extra (pipeline lines, each ending in a newline)
+// appended; it returns the file's path.
+func windowedPipeline(t *testing.T, name string, delivery host.Delivery, extra string) string {
+	t.Helper()
+	stats, _ := filepath.Abs(td("go/stats.wasm"))
+	pipe := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pipe, []byte(fmt.Sprintf(`name: %s
+source: {topics: [in]}
+steps:
+  - name: stats
+    kind: aggregate
+    function: %s
+    window: {type: tumbling, size: 1s, disorder: 250ms}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+late: {topic: late}
+delivery: %s
+commit_interval: 100ms
+batch_size: 100
+%s`, name, stats, delivery, extra)), 0o644)
+	return pipe
+}
+
+// checkWindows reads the committed window results of topic out and
+// compares them with want, the reference: under exactly_once every window
+// must equal it and be emitted once; under at_least_once each result must
+// count and sum at least the reference.
+func checkWindows(t *testing.T, brokers []string, want map[windowKey][2]int, delivery host.Delivery) {
+	t.Helper()
+	got := map[windowKey][][2]int{} // every result of each window, in order
 	host.Consume(context.Background(), brokers, "out", host.ConsumeOptions{Idle: time.Second}, func(r abi.Record, _ host.Meta) error {
 		var start int64
 		for _, h := range r.Headers {
@@ -126,7 +147,7 @@ batch_size: 100
 		}
 		var res struct{ Count, Sum int }
 		json.Unmarshal(r.Value, &res)
-		w := wk{string(r.Key), start}
+		w := windowKey{string(r.Key), start}
 		got[w] = append(got[w], [2]int{res.Count, res.Sum})
 		return nil
 	})
