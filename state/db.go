@@ -448,14 +448,44 @@ func (s *Store) SetChangelogID(id [16]byte) { s.changelogID = id }
 
 // Wipe deletes the keyspace and its checkpoint, and drops pending changes:
 // the store is rebuilt from the changelog alone afterwards.
+//
+// The keys are deleted in write batches, not with Badger's DropPrefix:
+// DropPrefix blocks every other write to the database while it runs, and
+// the database holds every store of the node — another store's restore,
+// a standby copy's writes or a task's commit would fail meanwhile (two
+// rebuilds at once stopped a node). The checkpoint is first made one that
+// does not decode, so that a wipe cut short (a crash) is taken for a
+// damaged store at the next restore and done again, never for a copy at
+// its checkpoint.
 func (s *Store) Wipe() error {
 	clear(s.pending)
 	s.forgetReads()
 	s.gen++
-	if err := s.db.bdb.DropPrefix(s.data); err != nil {
-		return fmt.Errorf("state: wipe: %w", err)
+	if err := s.db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(bytes.Clone(s.checkpoint), []byte("wiping")) }); err != nil {
+		return fmt.Errorf("state: wipe: %w", brief{err})
 	}
-	return s.db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(s.checkpoint) })
+	wb := s.db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: s.data, PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = wb.Delete(bytes.Clone(s.checkpoint))
+	}
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("state: wipe: %w", brief{err})
+	}
+	return nil
 }
 
 // Scan calls fn for every key with the given prefix, in key order, as the

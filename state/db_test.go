@@ -234,3 +234,53 @@ func TestGuestUsesBadgerState(t *testing.T) {
 		t.Fatalf("after a committed batch: %s, want 2,3", got)
 	}
 }
+
+// TestWipeBesideOtherWrites wipes one store while another store of the same
+// database restores and a third wipes too: no write of the others is
+// refused (Badger's DropPrefix, which Wipe used, blocks every write to the
+// database while it runs), the wiped stores are empty with no checkpoint,
+// and the other keeps every key and its checkpoint.
+func TestWipeBesideOtherWrites(t *testing.T) {
+	db := open(t, t.TempDir())
+	defer db.Close()
+	fill := func(s *state.Store, n int) {
+		var cs []state.Change
+		for i := range n {
+			cs = append(cs, state.Change{Key: fmt.Appendf(nil, "k%06d", i), Value: []byte("v")})
+		}
+		if err := s.Restore(cs, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, other := db.Store("p", "a", 0), db.Store("p", "b", 1), db.Store("p", "a", 1)
+	fill(a, 20000)
+	fill(b, 20000)
+	done := make(chan error, 2)
+	for _, s := range []*state.Store{a, b} {
+		go func() { done <- s.Wipe() }()
+	}
+	for i := range 50 {
+		if err := other.Restore([]state.Change{{Key: fmt.Appendf(nil, "o%03d", i), Value: []byte("x")}}, int64(i+1)); err != nil {
+			t.Fatalf("a write beside the wipes was refused: %v", err)
+		}
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []*state.Store{a, b} {
+		if n, _ := s.Len(); n != 0 {
+			t.Errorf("%d keys after the wipe", n)
+		}
+		if cp, err := s.Checkpoint(); err != nil || cp != -1 {
+			t.Errorf("checkpoint after the wipe: %d, %v", cp, err)
+		}
+	}
+	if n, _ := other.Len(); n != 50 {
+		t.Errorf("the other store holds %d keys, want 50", n)
+	}
+	if cp, _ := other.Checkpoint(); cp != 50 {
+		t.Errorf("the other store's checkpoint %d, want 50", cp)
+	}
+}
