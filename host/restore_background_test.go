@@ -55,14 +55,7 @@ commit_interval: 50ms
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var recs []*kgo.Record
-	for i := range prefill - 1 {
-		recs = append(recs, &kgo.Record{Topic: changelog, Partition: 0, Key: fmt.Appendf(nil, "filler-%06d", i), Value: []byte("7")})
-	}
-	recs = append(recs, &kgo.Record{Topic: changelog, Partition: 0, Key: []byte("zero"), Value: []byte("1000")})
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	fillChangelog(t, cl, changelog, []int32{0}, prefill-1, func(int32) string { return "zero" })
 	tds, err := kadm.NewClient(cl).ListTopics(ctx, changelog)
 	if err != nil {
 		t.Fatal(err)

@@ -51,16 +51,7 @@ standby_replicas: 1
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var recs []*kgo.Record
-	for part := range int32(4) {
-		for i := range filler {
-			recs = append(recs, &kgo.Record{Topic: changelog, Partition: part, Key: fmt.Appendf(nil, "filler-%06d", i), Value: []byte("7")})
-		}
-		recs = append(recs, &kgo.Record{Topic: changelog, Partition: part, Key: fmt.Appendf(nil, "key-%d", part), Value: []byte("1000")})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	fillChangelog(t, cl, changelog, []int32{0, 1, 2, 3}, filler, func(p int32) string { return fmt.Sprintf("key-%d", p) })
 	sent := [4]int{}
 	produce := func() {
 		t.Helper()
@@ -165,4 +156,22 @@ standby_replicas: 1
 	}
 	produce()
 	counted()
+}
+
+// fillChangelog writes, to each partition of changelog in parts, fillers
+// records (keys filler-NNNNNN, value 7) and then the key last gives it,
+// with the count 1000: state the counter guest goes on from once
+// restored. cl must partition records as they name (ManualPartitioner).
+func fillChangelog(t *testing.T, cl *kgo.Client, changelog string, parts []int32, fillers int, last func(int32) string) {
+	t.Helper()
+	var recs []*kgo.Record
+	for _, part := range parts {
+		for i := range fillers {
+			recs = append(recs, &kgo.Record{Topic: changelog, Partition: part, Key: fmt.Appendf(nil, "filler-%06d", i), Value: []byte("7")})
+		}
+		recs = append(recs, &kgo.Record{Topic: changelog, Partition: part, Key: []byte(last(part)), Value: []byte("1000")})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 }

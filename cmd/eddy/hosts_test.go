@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/abi"
-	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
 	"github.com/eddy-streams/eddy/internal/netns"
 	"github.com/eddy-streams/eddy/internal/testkafka"
@@ -177,52 +174,8 @@ batch_size: 100
 	})
 	event("the group is stable with three nodes: %v", all)
 
-	// The input: perTick records every 100 ms until stopped, 16 keys,
-	// 5 ms of event time apart with disorder under 200 ms; the reference
-	// is kept as they are produced.
-	type wk struct {
-		key   string
-		start int64
-	}
-	want := map[wk][2]int{}
-	stopInput := make(chan struct{})
-	produced := make(chan error, 1)
-	var inputMu sync.Mutex
-	inputN := 0
-	go func() {
-		rng := rand.New(rand.NewPCG(21, 5))
-		i := 0
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		_, err := host.Produce(context.Background(), brokers, "in", func() (abi.Record, error) {
-			if i%perTick == 0 && i > 0 {
-				select {
-				case <-stopInput:
-					return abi.Record{}, io.EOF
-				case <-tick.C:
-				}
-			}
-			key := fmt.Sprintf("k%d", i%16)
-			ts := base + int64(i)*5 + rng.Int64N(200)
-			v := rng.IntN(1000)
-			inputMu.Lock()
-			w := wk{key, ts / 1000 * 1000}
-			c := want[w]
-			want[w] = [2]int{c[0] + 1, c[1] + v}
-			inputN++
-			inputMu.Unlock()
-			i++
-			return abi.Record{Key: []byte(key), Value: []byte(strconv.Itoa(v)), Timestamp: ts}, nil
-		}, nil)
-		produced <- err
-	}()
-	defer func() {
-		select {
-		case <-stopInput:
-		default:
-			close(stopInput)
-		}
-	}()
+	// The input, with its reference.
+	input := startSteadyInput(t, brokers, base, perTick, 21)
 
 	// Cut n2 off in the middle of a transaction: once every node has
 	// begun transactions, two seconds more, and then as soon as the
@@ -359,10 +312,10 @@ batch_size: 100
 	}, func() string {
 		return fmt.Sprintf("output ends %v, at the rejoin %v", partitionEnds(adm, "out"), atRejoin)
 	})
-	close(stopInput)
-	if err := <-produced; err != nil {
+	if err := input.end(); err != nil {
 		t.Fatal(err)
 	}
+	want, inputN := input.reference()
 	var closers []abi.Record // close every window
 	for k := 0; k < 16; k++ {
 		closers = append(closers, abi.Record{Key: []byte(fmt.Sprintf("k%d", k)), Value: []byte("0"), Timestamp: base + 1e9})
@@ -391,9 +344,9 @@ batch_size: 100
 	// (a) Every window exactly once, as the reference has it.
 	writers = txnWriters(adm, pipeline)
 	committedOut := readOutput(t, brokers, kgo.ReadCommitted())
-	got := map[wk][][2]int{}
+	got := map[windowKey][][2]int{}
 	for _, r := range committedOut {
-		got[wk{r.key, r.start}] = append(got[wk{r.key, r.start}], r.result)
+		got[windowKey{r.key, r.start}] = append(got[windowKey{r.key, r.start}], r.result)
 	}
 	wrong, dups := 0, 0
 	for w, c := range want {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -148,46 +147,8 @@ func crashStandby(t *testing.T, bin string, m membership) {
 		}
 	}()
 
-	// The input: perTick records every 100 ms until stopped; the reference
-	// is kept as they are produced.
-	want := map[windowKey][2]int{}
-	var inputMu sync.Mutex
-	stopInput := make(chan struct{})
-	produced := make(chan error, 1)
-	go func() {
-		rng := rand.New(rand.NewPCG(11, 12))
-		i := 0
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		_, err := host.Produce(context.Background(), brokers, "in", func() (abi.Record, error) {
-			if i%perTick == 0 && i > 0 {
-				select {
-				case <-stopInput:
-					return abi.Record{}, io.EOF
-				case <-tick.C:
-				}
-			}
-			key := fmt.Sprintf("k%d", i%16)
-			ts := base + int64(i)*5 + rng.Int64N(200) // disorder < 200 ms
-			v := rng.IntN(1000)
-			inputMu.Lock()
-			w := windowKey{key, ts / 1000 * 1000}
-			c := want[w]
-			want[w] = [2]int{c[0] + 1, c[1] + v}
-			inputMu.Unlock()
-			i++
-			return abi.Record{Key: []byte(key), Value: []byte(strconv.Itoa(v)), Timestamp: ts}, nil
-		}, nil)
-		produced <- err
-	}()
-	defer func() {
-		select {
-		case <-stopInput:
-		default:
-			close(stopInput)
-			<-produced
-		}
-	}()
+	// The input, with its reference.
+	input := startSteadyInput(t, brokers, base, perTick, 11)
 
 	// awaitGroup waits until the group is stable with n members, one of
 	// them not in old (a node started since old was taken).
@@ -377,8 +338,7 @@ func crashStandby(t *testing.T, bin string, m membership) {
 
 	// The end: the input stops, a record far ahead closes every window,
 	// and the survivors finish.
-	close(stopInput)
-	if err := <-produced; err != nil {
+	if err := input.end(); err != nil {
 		t.Fatal(err)
 	}
 	var closing []abi.Record
@@ -399,8 +359,7 @@ func crashStandby(t *testing.T, bin string, m membership) {
 		t.Error("no node's status listed a standby copy")
 	}
 	testkafka.AwaitSettled(t, brokers, "out")
-	inputMu.Lock()
-	defer inputMu.Unlock()
+	want, _ := input.reference()
 	checkWindows(t, brokers, want, host.ExactlyOnce)
 }
 

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,4 +209,69 @@ func groupBehind(cl *kgo.Client, group, topic string) int64 {
 		n += e.Offset - max(o.At, 0)
 	})
 	return n
+}
+
+// steadyInput produces the windowed tests' records to "in" while a test
+// runs: perTick records every 100 ms, 16 keys, 5 ms of event time apart
+// from base with disorder under 200 ms; the reference windows are kept as
+// they are produced.
+type steadyInput struct {
+	stop     chan struct{}
+	done     chan error
+	stopOnce sync.Once
+	err      error
+	mu       sync.Mutex
+	want     map[windowKey][2]int // count and sum per window
+	n        int                  // records produced
+}
+
+// startSteadyInput starts producing; the test's cleanup stops it.
+func startSteadyInput(t *testing.T, brokers []string, base int64, perTick int, seed uint64) *steadyInput {
+	in := &steadyInput{stop: make(chan struct{}), done: make(chan error, 1), want: map[windowKey][2]int{}}
+	go func() {
+		rng := rand.New(rand.NewPCG(seed, seed+1))
+		i := 0
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		_, err := host.Produce(context.Background(), brokers, "in", func() (abi.Record, error) {
+			if i%perTick == 0 && i > 0 {
+				select {
+				case <-in.stop:
+					return abi.Record{}, io.EOF
+				case <-tick.C:
+				}
+			}
+			key := fmt.Sprintf("k%d", i%16)
+			ts := base + int64(i)*5 + rng.Int64N(200)
+			v := rng.IntN(1000)
+			in.mu.Lock()
+			w := windowKey{key, ts / 1000 * 1000}
+			c := in.want[w]
+			in.want[w] = [2]int{c[0] + 1, c[1] + v}
+			in.n++
+			in.mu.Unlock()
+			i++
+			return abi.Record{Key: []byte(key), Value: []byte(strconv.Itoa(v)), Timestamp: ts}, nil
+		}, nil)
+		in.done <- err
+	}()
+	t.Cleanup(func() { in.end() })
+	return in
+}
+
+// end stops the input and returns the producer's error; it may be called
+// more than once.
+func (in *steadyInput) end() error {
+	in.stopOnce.Do(func() {
+		close(in.stop)
+		in.err = <-in.done
+	})
+	return in.err
+}
+
+// reference returns the windows produced so far and the record count.
+func (in *steadyInput) reference() (map[windowKey][2]int, int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return maps.Clone(in.want), in.n
 }
