@@ -15,6 +15,10 @@ import (
 // behind its owner's (Kafka Streams' acceptable.recovery.lag is 10000 too).
 const defaultWarmupLag = 10000
 
+// maxPartitionNumbers bounds the partition numbers the balancer assigns
+// (and the tables it sizes by them); partitions past it are not assigned.
+const maxPartitionNumbers = 1 << 16
+
 // copartitioned is the node's group balancer. It assigns partitions by
 // number: a member that gets partition p gets partition p of every topic it
 // consumes, so that the co-partitioned inputs of a task (a stream and the
@@ -170,6 +174,11 @@ func (c copartitioned) Balance(b *kgo.ConsumerBalancer, topics map[string]int32)
 	for t := range b.MemberTopics() {
 		numbers = max(numbers, topics[t])
 	}
+	// The counts come from the cluster's metadata, not from a member, but
+	// the tables below are sized by them: bounded all the same (a
+	// pipeline's topics have at most maxPartitionNumbers partitions; eddy
+	// broker and the CLI refuse more than 10,000).
+	numbers = min(numbers, maxPartitionNumbers)
 	c.assign(ms, numbers)
 
 	for _, mb := range ms {

@@ -63,6 +63,7 @@ var networks, links atomic.Int32
 
 // Network is a bridge and the hosts attached to it.
 type Network struct {
+	t      testing.TB // the test the network belongs to
 	bridge string
 	hosts  []*Host
 	// Gateway is the root namespace's address on the bridge: how the test
@@ -115,7 +116,7 @@ func New(t testing.TB, names ...string) *Network {
 		t.Fatal(err)
 	}
 	seq := strconv.Itoa(int(networks.Add(1)))
-	n := &Network{bridge: bridgePrefix + strconv.Itoa(pid) + "-" + seq, Gateway: netip.AddrFrom4([4]byte{10, 231, x, 1})}
+	n := &Network{t: t, bridge: bridgePrefix + strconv.Itoa(pid) + "-" + seq, Gateway: netip.AddrFrom4([4]byte{10, 231, x, 1})}
 	t.Cleanup(func() { n.remove(t) })
 	run(t, "ip", "link", "add", n.bridge, "type", "bridge")
 	run(t, "ip", "addr", "add", n.Gateway.String()+"/24", "dev", n.bridge)
@@ -138,15 +139,17 @@ func New(t testing.TB, names ...string) *Network {
 	return n
 }
 
-// Host returns the host of that name; it panics if there is none (a
-// mistake in the test).
+// Host returns the host of that name; a name New was not given fails the
+// test (a mistake in it).
 func (n *Network) Host(name string) *Host {
 	for _, h := range n.hosts {
 		if h.Name == name {
 			return h
 		}
 	}
-	panic("netns: no host " + name)
+	n.t.Helper()
+	n.t.Fatalf("netns: no host %q (the network has %d)", name, len(n.hosts))
+	return nil
 }
 
 // Command is exec.Command for a process on the host: it runs name with
