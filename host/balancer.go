@@ -66,6 +66,9 @@ type copartitioned struct {
 	// block, and it must not call back into the client. A member with
 	// onAssigned nil tells the leader it takes no standbys.
 	onAssigned func(a standbyAssignment, err error)
+	// synced, if not nil, is called after each assignment
+	// (ParseSyncAssignment). It must not block.
+	synced func()
 }
 
 func (copartitioned) ProtocolName() string { return "eddy-copartitioned" }
@@ -110,6 +113,9 @@ func (c copartitioned) ParseSyncAssignment(assignment []byte) (map[string][]int3
 		// partitions: the member would rejoin to the same leader's same
 		// assignment, again and again.
 		c.onAssigned(decodeStandbyAssignment(a.UserData))
+	}
+	if c.synced != nil {
+		c.synced()
 	}
 	return m, nil
 }

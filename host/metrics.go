@@ -54,6 +54,9 @@ type metrics struct {
 	// standbyFailures counts the rounds of standby followers that failed;
 	// standbyRecords the changelog records standby copies applied.
 	standbyFailures, standbyRecords atomic.Int64
+	// fenced counts departed nodes' transactional ids this node fenced
+	// (fence.go).
+	fenced atomic.Int64
 }
 
 // stateRebuilt counts a store rebuilt for reason.
@@ -325,6 +328,7 @@ var (
 	descStandbyCopies    = prometheus.NewDesc("eddy_standby_copies", "Partition numbers of which this node keeps a standby copy.", nil, nil)
 	descStandbyRecords   = prometheus.NewDesc("eddy_standby_records_total", "Changelog records this node's standby copies applied (catching up and following); not counted as restores.", nil, nil)
 	descStandbyFailures  = prometheus.NewDesc("eddy_standby_failures_total", "Times a standby copy's following of its changelogs failed and started over.", nil, nil)
+	descFenced           = prometheus.NewDesc("eddy_fenced_transactions_total", "Open transactions of nodes that left the group that this node aborted by fencing their transactional id (exactly_once).", nil, nil)
 	descStateRebuilds    = prometheus.NewDesc("eddy_state_rebuilds_total", "Stores wiped and rebuilt from their changelog because their local checkpoint did not match it, by reason (changelog_replaced: the topic's id changed; changelog_behind: the changelog ends before the checkpoint; checkpoint_corrupt: the local checkpoint does not decode).", []string{"reason"}, nil)
 )
 
@@ -336,7 +340,7 @@ func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descStepIn, descStepOut, descStepDropped, descStepDead, descStepRebuilds, descStepVersion, descStepCorrupt, descStepLost, descStepTapped, descStepTimers,
 		descTasks, descTaskIn, descTaskOut, descWatermark, descWatermarkLag, descLag, descOffset,
 		descStateSize, descRestoresActive, descRestores, descRestoreRecords, descRestoreRemaining, descStateRebuilds,
-		descStandbyLag, descStandbyCopies, descStandbyFailures, descStandbyRecords} {
+		descStandbyLag, descStandbyCopies, descStandbyFailures, descStandbyRecords, descFenced} {
 		ch <- d
 	}
 }
@@ -455,4 +459,5 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descStandbyCopies, float64(len(copies)))
 	counter(descStandbyFailures, m.standbyFailures.Load())
 	counter(descStandbyRecords, m.standbyRecords.Load())
+	counter(descFenced, m.fenced.Load())
 }

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/registry"
@@ -239,6 +240,7 @@ type Node struct {
 	restoreSlots chan struct{}
 	// standbys are the node's standby copies (standby.go).
 	standbys standbys
+	fence    fencer
 	// stage is what the node is doing while it starts or stops (Stage).
 	stage atomic.Pointer[string]
 	// closing is set when shutdown closes the Kafka client: its tasks are
@@ -298,6 +300,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.mu.groups = map[taskKey]*task{}
 	n.mu.restoring = map[taskKey]*pendingTask{}
 	n.standbys.wake = make(chan struct{}, 1)
+	n.fence.wake = make(chan struct{}, 1)
 	n.restoreSlots = make(chan struct{}, restoreConcurrency)
 	n.regReady = make(chan struct{})
 	n.retired = make(chan retiredInst, 64)
@@ -620,6 +623,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	n.clientLoaded.Store(n.cl)
 	if n.db != nil {
 		n.startStandbys(ctx)
+	}
+	if n.p.Delivery == ExactlyOnce {
+		n.startFencer(ctx)
 	}
 	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
 	n.setStage("")
@@ -1018,9 +1024,22 @@ func (n *Node) endIdleTransaction(ctx context.Context, _ kgo.TransactionEndTry) 
 	_, err := n.sess.End(ctx, kgo.TryAbort)
 	n.txnOpen = false
 	if err != nil {
-		return fmt.Errorf("end transaction: %w", err)
+		return n.endError(err)
 	}
 	return nil
+}
+
+// endError is the error of a transaction's end that failed. A fenced
+// producer says why it may have been fenced: the node cannot go on with
+// its transactional id, and a restart is what brings it back.
+func (n *Node) endError(err error) error {
+	if errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) {
+		return fmt.Errorf("end transaction: %w (this node's transactional id %s-%s was fenced: it left the group, cut off or stalled "+
+			"past the session timeout, and the node that took its partitions aborted its open transaction, or the transaction "+
+			"timeout did; or a second node runs with node id %s. What it had not committed is processed by the others; restart it)",
+			err, n.p.Name, n.cfg.NodeID, n.cfg.NodeID)
+	}
+	return fmt.Errorf("end transaction: %w", err)
 }
 
 // endTransaction waits for all work of the transaction, then commits it with
@@ -1055,7 +1074,7 @@ func (n *Node) endTransaction(ctx context.Context, try kgo.TransactionEndTry) er
 		err = serr
 	}
 	if err != nil {
-		return fmt.Errorf("end transaction: %w", err)
+		return n.endError(err)
 	}
 	if committed {
 		n.stats.commits.Add(1)
@@ -1351,6 +1370,7 @@ func (n *Node) shutdown(cause error) (stopErr error) {
 	n.setStage("stopping the tasks")
 	n.stopWork()
 	n.stopStandbys()
+	n.stopFencer()
 	n.mu.Lock()
 	all := map[string][]int32{}
 	for topic, ps := range n.mu.tasks {

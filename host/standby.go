@@ -471,5 +471,8 @@ func (n *Node) balancer() copartitioned {
 		b.copies = n.copyPositions
 		b.onAssigned = n.assignStandbys
 	}
+	if n.p.Delivery == ExactlyOnce {
+		b.synced = n.wakeFencer
+	}
 	return b
 }
