@@ -295,14 +295,30 @@ func (c copartitioned) assign(ms []*balanceMember, numbers int32) {
 		}
 	}
 	// 2. Failover: a number without a live owner goes to the member under
-	// quota with the most caught-up copy of it.
+	// quota with the most caught-up copy of it. When the most caught-up
+	// copy is on a member at its quota (step 1 filled it with numbers it
+	// owns) and no copy under quota comes within warmupLag of it, that
+	// member takes the number and hands one of its own to a member under
+	// quota whose copy of that one is within warmupLag (swapForCopy):
+	// both move to caught-up copies instead of one being restored whole.
 	for p := int32(0); p < numbers; p++ {
 		if taken[p] || owner[p] != nil {
 			continue
 		}
-		var best *balanceMember
+		var best, top *balanceMember
 		for _, mb := range ms {
-			if under(mb) && mb.hasCopy(p) && (best == nil || mb.position(p) > best.position(p)) {
+			if !mb.hasCopy(p) {
+				continue
+			}
+			if under(mb) && (best == nil || mb.position(p) > best.position(p)) {
+				best = mb
+			}
+			if top == nil || mb.position(p) > top.position(p) {
+				top = mb
+			}
+		}
+		if top != nil && top != best && (best == nil || c.warmupLag >= 0 && top.position(p)-best.position(p) > c.warmupLag) {
+			if mb := c.swapForCopy(ms, p, under); mb != nil {
 				best = mb
 			}
 		}
@@ -402,6 +418,43 @@ func (c copartitioned) assign(ms []*balanceMember, numbers int32) {
 			mb.standby[p] = true
 		}
 	}
+}
+
+// swapForCopy finds, for number p without a live owner, a member at its
+// quota with a copy of p (the most caught-up first) that can give one of
+// its numbers q to a member under quota whose copy of q is within
+// warmupLag of its own (the most caught-up such copy). It moves q and
+// returns the member that is to take p (its count already holds q's
+// place), or nil when no such pair exists.
+func (c copartitioned) swapForCopy(ms []*balanceMember, p int32, under func(*balanceMember) bool) *balanceMember {
+	holders := make([]*balanceMember, 0, len(ms))
+	for _, mb := range ms {
+		if !under(mb) && mb.hasCopy(p) && mb.position(p) > 0 {
+			holders = append(holders, mb)
+		}
+	}
+	slices.SortStableFunc(holders, func(a, b *balanceMember) int { return cmp.Compare(b.position(p), a.position(p)) })
+	for _, h := range holders {
+		for i, q := range h.active {
+			var to *balanceMember
+			for _, mb := range ms {
+				if mb == h || !under(mb) || !mb.hasCopy(q) || c.warmupLag >= 0 && h.position(q)-mb.position(q) > c.warmupLag {
+					continue
+				}
+				if to == nil || mb.position(q) > to.position(q) {
+					to = mb
+				}
+			}
+			if to != nil {
+				h.active = slices.Delete(h.active, i, i+1)
+				h.intended--
+				to.active = append(to.active, q)
+				to.intended++
+				return h
+			}
+		}
+	}
+	return nil
 }
 
 // cmpBool orders true before false.

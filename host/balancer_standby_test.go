@@ -319,6 +319,29 @@ func TestBalanceStandbys(t *testing.T) {
 			want: map[string]want{"m1": {numbers: "[1 2]"}, "m2": {numbers: "[0 3]"}},
 		},
 		{
+			name: "failover to a copy at quota, swapping for a copy under quota",
+			lag:  100,
+			members: []simMember{
+				{id: "m1", owned: []int32{0, 1}, copies: map[int32]int64{0: big, 1: big, 2: big}, takes: true},
+				{id: "m2", owned: []int32{3}, copies: map[int32]int64{1: big - 5, 3: big}, takes: true},
+			},
+			// 2's owner died and only m1, at its quota, has a copy: m1
+			// takes 2 and gives 1 to m2, whose copy of 1 is caught up.
+			// m1 revokes 1 first (cooperative), so m2 warms it meanwhile.
+			want: map[string]want{"m1": {numbers: "[0 2]"}, "m2": {numbers: "[3]", standbys: "[1]", warmups: "[1]"}},
+		},
+		{
+			name: "failover without a swap when the copy under quota is behind",
+			lag:  100,
+			members: []simMember{
+				{id: "m1", owned: []int32{0, 1}, copies: map[int32]int64{0: big, 1: big, 2: big}, takes: true},
+				{id: "m2", owned: []int32{3}, copies: map[int32]int64{1: 10, 3: big}, takes: true},
+			},
+			// m2's copy of 1 is far behind: a swap would restore 1
+			// instead of 2; 2 goes to m2 as before.
+			want: map[string]want{"m1": {numbers: "[0 1]"}, "m2": {numbers: "[2 3]"}},
+		},
+		{
 			name:     "standbys are never on the owner, copies first",
 			standbys: 1,
 			lag:      100,

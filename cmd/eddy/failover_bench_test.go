@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -36,11 +37,12 @@ const failoverParts = 8
 // stores hold.
 const failoverValue = 1024
 
-// failoverSession is the nodes' --session-timeout: how long the group
-// waits for the killed node before it moves its partitions. kfake allows
-// no less than 6 s unless told (group.min.session.timeout.ms), which the
-// benchmark lowers.
-const failoverSession = 3 * time.Second
+// failoverSession is the nodes' --session-timeout unless
+// EDDY_FAILOVER_SESSION says otherwise: how long the group waits for the
+// killed node before it moves its partitions. kfake allows no less than
+// 6 s unless told (group.min.session.timeout.ms), which the benchmark
+// lowers.
+var failoverSession = 3 * time.Second
 
 // BenchmarkFailover is issue 21's acceptance benchmark: how long the
 // partitions of a node killed with SIGKILL take to produce output again on
@@ -51,7 +53,7 @@ const failoverSession = 3 * time.Second
 // Each variant is a pipeline of its own (its own group, topics and
 // changelog) on one `eddy broker` process: the counter guest (keyed count
 // in keyed state) under exactly_once, 8 partitions, two `eddy run` nodes
-// (static members, --session-timeout 3s, Badger data directories). Its
+// (static members, --session-timeout 3s or EDDY_FAILOVER_SESSION, Badger data directories). Its
 // state, EDDY_FAILOVER_STATE_MB MiB (default 128) of distinct keys with
 // 1 KiB random values, is written to the changelog before the nodes start
 // (the nodes restore it, and the standbys copy it); key-<p> holds the
@@ -65,11 +67,15 @@ const failoverSession = 3 * time.Second
 //
 // Reported per variant (0standby, 1standby): s-to-output (the slowest of
 // the partitions), s-detect (until node 1's status shows the partitions:
-// the session timeout and the rebalance), s-after-detect, the records and
-// MB node 1 restored (eddy_restore_records_total); and the broker's peak
-// RSS (it holds the topics in memory).
+// the session timeout and the rebalance), s-detect-to-processed and
+// s-detect-to-output (what the takeover itself costs), the records and
+// MB node 1 restored (eddy_restore_records_total), ms-status-slowest and
+// ms-metrics-slowest (node 1's slowest answers to /v1/status and /metrics,
+// asked every 50 ms from the kill until the output is back, restore
+// included); and the broker's peak RSS (it holds the topics in memory).
 //
 //	EDDY_FAILOVER_STATE_MB=2048 go test ./cmd/eddy -run XXX -bench BenchmarkFailover -benchtime 1x -timeout 60m
+//	EDDY_FAILOVER_SESSION=1s go test ./cmd/eddy -run XXX -bench BenchmarkFailover -benchtime 1x
 func BenchmarkFailover(b *testing.B) {
 	if testkafka.Real() {
 		b.Skip("runs its own eddy broker")
@@ -82,6 +88,13 @@ func BenchmarkFailover(b *testing.B) {
 		}
 		stateMB = n
 	}
+	if s := os.Getenv("EDDY_FAILOVER_SESSION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 100*time.Millisecond {
+			b.Fatalf("EDDY_FAILOVER_SESSION=%q: want a duration of at least 100ms", s)
+		}
+		failoverSession = d
+	}
 	bin := buildEddy(b)
 	brokers, broker := brokerProcOn(b, exec.Command, bin, "127.0.0.1", freePort(b))
 	lowerMinSession(b, brokers)
@@ -90,10 +103,13 @@ func BenchmarkFailover(b *testing.B) {
 			r := failover(b, bin, brokers, broker.Process.Pid, stateMB, standbys)
 			unit := func(u string) string { return fmt.Sprintf("%s-%dstandby", u, standbys) }
 			b.ReportMetric(r.toOutput.Seconds(), unit("s-to-output"))
+			b.ReportMetric((r.toOutput - r.detect).Seconds(), unit("s-detect-to-output"))
 			b.ReportMetric(r.detect.Seconds(), unit("s-detect"))
 			b.ReportMetric(r.processed.Seconds(), unit("s-to-processed"))
 			b.ReportMetric((r.processed - r.detect).Seconds(), unit("s-detect-to-processed"))
 			b.ReportMetric(float64(r.restored), unit("records-restored"))
+			b.ReportMetric(float64(r.statusMax.Microseconds())/1e3, unit("ms-status-slowest"))
+			b.ReportMetric(float64(r.metricsMax.Microseconds())/1e3, unit("ms-metrics-slowest"))
 			b.ReportMetric(float64(r.restored)*float64(r.recordBytes)/1e6, unit("MB-restored"))
 		}
 	}
@@ -101,7 +117,7 @@ func BenchmarkFailover(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// lowerMinSession lets the group take the nodes' 3 s session timeout:
+// lowerMinSession lets the group take the nodes' session timeout (failoverSession):
 // kfake refuses a join whose session timeout is under its
 // group.min.session.timeout.ms, 6 s by default (as Apache Kafka's).
 func lowerMinSession(b *testing.B, brokers []string) {
@@ -132,6 +148,11 @@ type failoverResult struct {
 	processed   time.Duration // from the kill until node 1's output is written (uncommitted)
 	restored    int64         // records node 1 restored meanwhile
 	recordBytes int           // the bytes of a state record (key and value)
+	// statusMax and metricsMax are node 1's slowest answers to status and
+	// metrics, asked probes times each from the kill until the output was
+	// back (probeAdmin).
+	statusMax, metricsMax time.Duration
+	probes                int
 }
 
 // failover runs one variant: a pipeline with standbys standby replicas, its
@@ -301,6 +322,15 @@ standby_replicas: %d
 	nodes[1].Wait()
 	var r failoverResult
 	r.recordBytes = recordBytes
+	// Node 1's status and metrics are asked every 50 ms from the kill
+	// until the output is back (the takeover, and the restore without a
+	// standby): how long each answer took.
+	probeDone := make(chan struct{})
+	stopProbe := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		r.statusMax, r.metricsMax, r.probes = probeAdmin(admins[0], stopProbe)
+	}()
 	// Detection: node 1's status holds every partition.
 	awaitFor(b, 5*time.Minute, func() (bool, string) {
 		st, err := nodeStatus(admins[0])
@@ -335,6 +365,8 @@ standby_replicas: %d
 		}
 		return len(back) == len(victim) && len(processed) == len(victim), fmt.Sprintf("partitions back: %v, processed %v of %v", back, processed, victim)
 	})
+	close(stopProbe)
+	<-probeDone
 	for _, d := range back {
 		r.toOutput = max(r.toOutput, d)
 	}
@@ -344,6 +376,8 @@ standby_replicas: %d
 	r.restored = restoreRecords(b, admins[0]) - before
 	b.Logf("%s: SIGKILL of node 2 (partitions %v): held by node 1 after %s, processed again after %v (max %s), output (committed) again after %v (max %s); node 1 restored %d records; broker RSS %d MB",
 		name, victim, r.detect.Round(time.Millisecond), roundAll(processed), r.processed.Round(time.Millisecond), roundAll(back), r.toOutput.Round(time.Millisecond), r.restored, rss(brokerPid)/1e6)
+	b.Logf("%s: node 1's status and metrics, asked %d times each meanwhile, answered within %s and %s at the slowest",
+		name, r.probes, r.statusMax.Round(100*time.Microsecond), r.metricsMax.Round(100*time.Microsecond))
 
 	// Correctness: once the trickle stops and the output is settled, each
 	// key's counts are 1001 up to 1000 plus its inputs, each once.
@@ -437,6 +471,34 @@ func newPartitionedProducer(b *testing.B, brokers []string, opts ...kgo.Opt) *kg
 		b.Fatal(err)
 	}
 	return cl
+}
+
+// probeAdmin asks a node's status (/v1/status?local=true) and metrics
+// (/metrics) every 50 ms until stop, and returns the slowest answer of
+// each and how many times each was asked. A request that fails counts as
+// an answer that took until it failed.
+func probeAdmin(admin string, stop <-chan struct{}) (status, metrics time.Duration, probes int) {
+	get := func(path string) time.Duration {
+		began := time.Now()
+		resp, err := http.Get("http://" + admin + path)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return time.Since(began)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return status, metrics, probes
+		case <-tick.C:
+		}
+		status = max(status, get("/v1/status?local=true"))
+		metrics = max(metrics, get("/metrics"))
+		probes++
+	}
 }
 
 // nodeStatus is a node's own status (its admin API's /v1/status, local).
