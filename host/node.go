@@ -1029,15 +1029,36 @@ func (n *Node) endIdleTransaction(ctx context.Context, _ kgo.TransactionEndTry) 
 	return nil
 }
 
+// ErrFenced is wrapped by the error Run returns when the node's producer
+// was fenced: another producer took its transactional id, or the broker
+// aborted its transaction at the transaction timeout. The node cannot go
+// on under that producer; a new node on the same data directory can
+// (eddy run starts one).
+var ErrFenced = errors.New("producer fenced")
+
+// IsFenced reports whether err says the node's producer was fenced.
+func IsFenced(err error) bool {
+	return errors.Is(err, ErrFenced) || errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch)
+}
+
+// fencedError is a transaction's end refused because the producer was
+// fenced: its message says why that may be.
+type fencedError struct {
+	err error
+	msg string
+}
+
+func (e *fencedError) Error() string   { return e.msg }
+func (e *fencedError) Unwrap() []error { return []error{e.err, ErrFenced} }
+
 // endError is the error of a transaction's end that failed. A fenced
-// producer says why it may have been fenced: the node cannot go on with
-// its transactional id, and a restart is what brings it back.
+// producer says why it may have been fenced.
 func (n *Node) endError(err error) error {
-	if errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) {
-		return fmt.Errorf("end transaction: %w (this node's transactional id %s-%s was fenced: it left the group, cut off or stalled "+
-			"past the session timeout, and the node that took its partitions aborted its open transaction, or the transaction "+
-			"timeout did; or a second node runs with node id %s. What it had not committed is processed by the others; restart it)",
-			err, n.p.Name, n.cfg.NodeID, n.cfg.NodeID)
+	if IsFenced(err) {
+		return &fencedError{err: err, msg: fmt.Sprintf("end transaction: %v (this node's transactional id %s-%s was fenced: it "+
+			"left the group, cut off or stalled past the session timeout, and the node that took its partitions aborted its open "+
+			"transaction, or the transaction timeout did; or a second node runs with node id %s. What it had not committed is "+
+			"processed by the others)", err, n.p.Name, n.cfg.NodeID, n.cfg.NodeID)}
 	}
 	return fmt.Errorf("end transaction: %w", err)
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,44 +116,31 @@ docs/security.md.`,
 				id = dd.NodeID
 				c.logger.Info("node id", "id", id, "data_dir", dataDir, "new", dd.Created)
 			}
-			n, err := host.NewNode(cmd.Context(), p, host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: id,
+			cfg := host.NodeConfig{Brokers: splitBrokers(brokers), NodeID: id,
 				Static: static, SessionTimeout: session, StopTimeout: stopTimeout, Engine: eng, Logger: c.logger, DataDir: dataDir, PeerAllow: allow,
-				RegistryKey: registry.Key(tok), UnsignedRegistry: unsigned})
-			if err != nil {
-				if cmd.Context().Err() != nil && errors.Is(err, context.Canceled) {
-					return nil // stopped while starting
+				RegistryKey: registry.Key(tok), UnsignedRegistry: unsigned}
+			// A node whose producer was fenced (cut off past its session
+			// timeout: another node took its partitions and aborted its
+			// transaction) cannot go on under that producer; a new node
+			// on the same data directory can, and rejoins. Fenced again
+			// and again, it is not alone with its id: the process exits.
+			var fenced []time.Time
+			for {
+				err = c.runNode(cmd.Context(), p, cfg, &af, stopTimeout, &abandoned)
+				if err == nil || !host.IsFenced(err) || cmd.Context().Err() != nil {
+					break
 				}
-				return err
-			}
-			stopAdmin, url, tok, err := c.startAdmin(cmd.Context(), n.Admin(), nodePages(n), &af)
-			if err != nil {
-				return err
-			}
-			defer stopAdmin()
-			n.AdvertiseAdmin(url, tok)
-			done := make(chan error, 1)
-			go func() { done <- n.Run(cmd.Context()) }()
-			select {
-			case err = <-done:
-			case <-cmd.Context().Done():
-				// Stopping: the node bounds its calls to the broker, but
-				// closing its Kafka client cannot be interrupted; the process
-				// gives up on it and exits.
-				t := time.NewTimer(stopTimeout)
-				defer t.Stop()
-				select {
-				case err = <-done:
-				case <-t.C:
-					abandoned = true
-					stage := n.Stage()
-					if stage == "" {
-						stage = "leaving its poll loop"
-					}
-					return fmt.Errorf("pipeline %s: %w after %s (--shutdown-timeout): the node was %s", p.Name,
-						host.ErrStopTimeout, stopTimeout, stage)
+				var tooOften bool
+				if fenced, tooOften = countFenced(fenced, time.Now()); tooOften {
+					err = fmt.Errorf("%w; fenced %d times within %s: is another node running with node id %s?", err, len(fenced), fencedWindow, id)
+					break
 				}
+				c.logger.Warn("node fenced: starting it again on its data directory", "error", err, "fenced", len(fenced))
 			}
 			if err != nil {
+				if errors.Is(err, errStoppedWhileStarting) {
+					return nil
+				}
 				return fmt.Errorf("pipeline %s: %w", p.Name, err)
 			}
 			return nil
@@ -167,6 +156,71 @@ docs/security.md.`,
 	cmd.Flags().DurationVar(&session, "session-timeout", 10*time.Second, "how long the group waits for a silent node before moving its partitions")
 	cmd.Flags().DurationVar(&stopTimeout, "shutdown-timeout", 30*time.Second, "how long a clean stop (SIGINT, SIGTERM) may take; after it the node exits with status 1, naming what it waited for")
 	return cmd
+}
+
+// A node fenced more than maxFenced times within fencedWindow is not
+// started again (eddy run).
+const (
+	maxFenced    = 3
+	fencedWindow = 10 * time.Minute
+)
+
+// countFenced adds a fencing at now to those of the last fencedWindow and
+// reports whether there are more than maxFenced.
+func countFenced(fenced []time.Time, now time.Time) ([]time.Time, bool) {
+	fenced = slices.DeleteFunc(append(fenced, now), func(at time.Time) bool { return now.Sub(at) > fencedWindow })
+	return fenced, len(fenced) > maxFenced
+}
+
+// errStoppedWhileStarting is runNode's error for a node stopped before it
+// was made.
+var errStoppedWhileStarting = errors.New("stopped while starting")
+
+// runNode makes a node of p, serves its admin API beside it and runs it
+// until ctx ends or it fails. A node that does not stop within stopTimeout
+// of ctx's end is abandoned (*abandoned is set; the process exits without
+// closing what it uses).
+func (c *cli) runNode(ctx context.Context, p *host.Pipeline, cfg host.NodeConfig, af *adminServerFlags, stopTimeout time.Duration, abandoned *bool) error {
+	n, err := host.NewNode(ctx, p, cfg)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return errStoppedWhileStarting
+		}
+		return err
+	}
+	stopAdmin, url, tok, err := c.startAdmin(ctx, n.Admin(), nodePages(n), af)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
+	if u, perr := neturl.Parse(url); perr == nil && u.Host != "" {
+		// A node started again listens where this one did (an address
+		// with port 0 took one).
+		af.addr = u.Host
+	}
+	n.AdvertiseAdmin(url, tok)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// Stopping: the node bounds its calls to the broker, but
+		// closing its Kafka client cannot be interrupted; the process
+		// gives up on it and exits.
+		t := time.NewTimer(stopTimeout)
+		defer t.Stop()
+		select {
+		case err = <-done:
+		case <-t.C:
+			*abandoned = true
+			stage := n.Stage()
+			if stage == "" {
+				stage = "leaving its poll loop"
+			}
+			return fmt.Errorf("%w after %s (--shutdown-timeout): the node was %s", host.ErrStopTimeout, stopTimeout, stage)
+		}
+	}
+	return err
 }
 
 // parsePeerAllow parses --peer-allow (nil: the default).
