@@ -132,17 +132,25 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 			// instead of waiting out a fetch that returns nothing.
 			kgo.KeepControlRecords())
 	}
-	cl, err := open(cp)
-	if err != nil {
-		return 0, err
-	}
+	// The listings go through the node's own client, whose connections
+	// are open: a store whose checkpoint is at the log's end (a caught-up
+	// standby copy taken over, an empty changelog) needs no client of its
+	// own, which would dial the brokers and look them up first.
+	var cl *kgo.Client
 	defer func() {
 		if cl != nil {
 			cl.Close()
 		}
 	}()
 	began := time.Now()
-	adm := kadm.NewClient(cl)
+	lister := n.cl
+	if lister == nil {
+		if cl, err = open(cp); err != nil {
+			return 0, err
+		}
+		lister = cl
+	}
+	adm := kadm.NewClient(lister)
 	// The end of the log now: nothing to read when the checkpoint is there.
 	ends, err := adm.ListEndOffsets(ctx, ts.topic)
 	if err != nil {
@@ -167,9 +175,9 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 		if err := n.rebuildStore(ts, part, reason, cp, end); err != nil {
 			return 0, err
 		}
-		cl.Close()
-		if cl, err = open(-1); err != nil {
-			return 0, err // cl is nil
+		if cl != nil {
+			cl.Close()
+			cl = nil
 		}
 		cp = -1
 	}
@@ -180,6 +188,15 @@ func (n *Node) restoreFromLog(ctx context.Context, ts *taskStore, part int32, up
 	restored, skipped, next := 0, 0, max(cp, 0)
 	meter := n.metrics.restoring(ts.topic, part, end-next, ts.standby) // metrics.go
 	defer meter.done()
+	if end >= 0 && next >= end {
+		n.log.Info("store restored", "changelog", ts.topic, "partition", part, "from", cp, "records", 0, "took", time.Since(began).Round(time.Millisecond))
+		return next, nil
+	}
+	if cl == nil {
+		if cl, err = open(cp); err != nil {
+			return 0, err
+		}
+	}
 	// A goroutine reads the changelog while this one writes what it read
 	// (restorelog.go): the next fetches arrive while Badger takes a batch.
 	f := startRestoreFetch(ctx, cl, answers, ts.topic, part, next, end, upTo)

@@ -311,25 +311,44 @@ func (n *Node) graph() Graph {
 // refreshEnds reads the end (last stable offset) of every input partition
 // the node owns, for partitions that have fetched nothing lately: a caught-up
 // partition returns no records, so its end would otherwise be unknown. At
-// most once a second.
+// most once a second. It waits for the broker's answer at most endsWait
+// (or until ctx ends): a busy broker (one serving restores, say) must not
+// hold status up; a later answer still updates the ends, for the next
+// status.
 func (n *Node) refreshEnds(ctx context.Context) {
 	cl := n.clientLoaded.Load()
-	if cl == nil || time.Since(time.Unix(0, n.endsRead.Load())) < time.Second {
+	if cl == nil || n.workCtx == nil || time.Since(time.Unix(0, n.endsRead.Load())) < time.Second {
 		return
 	}
 	n.endsRead.Store(time.Now().UnixNano())
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, n.inputs()...)
-	if err != nil {
-		return // the status says what the fetches said
-	}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			p := n.progress.get(o.Topic, o.Partition)
-			if o.Offset > p.end.Load() {
-				p.end.Store(o.Offset)
-			}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The node's work context: the listing ends with the node, and
+		// within 2 s.
+		lctx, cancel := context.WithTimeout(n.workCtx, 2*time.Second)
+		defer cancel()
+		ends, err := kadm.NewClient(cl).ListCommittedOffsets(lctx, n.inputs()...)
+		if err != nil {
+			return // the status says what the fetches said
 		}
-	})
+		ends.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil {
+				p := n.progress.get(o.Topic, o.Partition)
+				if o.Offset > p.end.Load() {
+					p.end.Store(o.Offset)
+				}
+			}
+		})
+	}()
+	t := time.NewTimer(endsWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
+
+// endsWait is how long a status waits for the broker's input ends.
+const endsWait = 50 * time.Millisecond

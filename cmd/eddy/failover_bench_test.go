@@ -205,35 +205,19 @@ standby_replicas: %d
 	}()
 
 	// Ready: each node holds 4 partitions, restores nothing, and (with
-	// standbys) has caught up its copies of the other's 4.
+	// standbys) has caught up its copies of the other's 4, and has for 2 s
+	// with the same partitions (a warm-up that caught up moves partitions
+	// with a rebalance of its own).
 	began = time.Now()
+	var readySince time.Time
+	var readyHeld string
 	awaitFor(b, 30*time.Minute, func() (bool, string) {
-		var says []string
-		ready := true
-		for i, a := range admins {
-			st, err := nodeStatus(a)
-			if err != nil {
-				return false, err.Error()
-			}
-			// A copy is a store each of the step's (its keyed state and
-			// its timers, each with a changelog).
-			var lag int64
-			copies := 0
-			for _, s := range st.Standbys {
-				lag += s.Lag
-				if s.Warmup {
-					ready = false
-				}
-				if s.Changelog == changelog {
-					copies++
-				}
-			}
-			says = append(says, fmt.Sprintf("node %d: partitions %v, %d restores, %d standby copies lagging %d",
-				i+1, st.Partitions[in], len(st.Restores), copies, lag))
-			ready = ready && len(st.Partitions[in]) == failoverParts/2 && len(st.Restores) == 0 &&
-				copies == standbys*failoverParts/2 && lag == 0
+		ok, says, held := failoverReady(admins, in, changelog, standbys)
+		if !ok || held != readyHeld {
+			readySince, readyHeld = time.Now(), held
+			return false, says
 		}
-		return ready, strings.Join(says, "; ")
+		return time.Since(readySince) >= 2*time.Second, says
 	})
 	b.Logf("%s: nodes ready (restored, standbys caught up) %s after their start; broker RSS %d MB", name,
 		time.Since(began).Round(100*time.Millisecond), rss(brokerPid)/1e6)
@@ -242,6 +226,9 @@ standby_replicas: %d
 		b.Fatal(err)
 	}
 	victim := st2.Partitions[in]
+	if len(victim) != failoverParts/2 {
+		b.Fatalf("%s: node 2 holds %v once the nodes were ready, want %d partitions", name, victim, failoverParts/2)
+	}
 
 	// Read the output: for each input partition, when each count arrived.
 	type seen struct {
@@ -471,6 +458,39 @@ func newPartitionedProducer(b *testing.B, brokers []string, opts ...kgo.Opt) *kg
 		b.Fatal(err)
 	}
 	return cl
+}
+
+// failoverReady reports whether each node holds half the partitions of in,
+// restores nothing and has caught up standbys copies of the other's, and
+// says what each node holds; held is the nodes' partitions, to compare.
+func failoverReady(admins [2]string, in, changelog string, standbys int) (ready bool, says string, held string) {
+	var said []string
+	ready = true
+	for i, a := range admins {
+		st, err := nodeStatus(a)
+		if err != nil {
+			return false, err.Error(), ""
+		}
+		held += fmt.Sprint(st.Partitions[in])
+		// A copy is a store each of the step's (its keyed state and
+		// its timers, each with a changelog).
+		var lag int64
+		copies := 0
+		for _, s := range st.Standbys {
+			lag += s.Lag
+			if s.Warmup {
+				ready = false
+			}
+			if s.Changelog == changelog {
+				copies++
+			}
+		}
+		said = append(said, fmt.Sprintf("node %d: partitions %v, %d restores, %d standby copies lagging %d",
+			i+1, st.Partitions[in], len(st.Restores), copies, lag))
+		ready = ready && len(st.Partitions[in]) == failoverParts/2 && len(st.Restores) == 0 &&
+			copies == standbys*failoverParts/2 && lag == 0
+	}
+	return ready, strings.Join(said, "; "), held
 }
 
 // probeAdmin asks a node's status (/v1/status?local=true) and metrics
