@@ -15,6 +15,7 @@ import (
 	"github.com/eddy-streams/eddy/host"
 	"github.com/eddy-streams/eddy/internal/await"
 	"github.com/eddy-streams/eddy/internal/testkafka"
+	"github.com/eddy-streams/eddy/state"
 )
 
 // TestStandbyCopies runs the counter guest with standby_replicas: 1 under
@@ -178,4 +179,132 @@ func fillChangelog(t *testing.T, cl *kgo.Client, changelog string, parts []int32
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStandbyCopyRebuilt damages the checkpoints of every store of a
+// stopped node's data directory (a checkpoint that does not decode, as a
+// damaged directory has) and starts it again: with two nodes and
+// standby_replicas: 1 it keeps standby copies of the other's partitions,
+// and those copies are wiped and rebuilt from their changelogs, reported
+// in its status (state_rebuilds, checkpoint_corrupt) and metrics; the
+// counts go on.
+func TestStandbyCopyRebuilt(t *testing.T) {
+	b := testkafka.Start(t, "in", "out", "dlq")
+	brokers := b.Brokers()
+	counter, _ := filepath.Abs("../testdata/go/counter.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: rebuilt
+source: {topics: [in]}
+steps:
+  - {name: count, kind: map, function: %s, state: true}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: exactly_once
+commit_interval: 50ms
+standby_replicas: 1
+`, counter))
+	ctx := context.Background()
+	changelog := host.ChangelogTopic("rebuilt", "count")
+	if err := host.CreateCompactedTopics(ctx, brokers, 4, changelog); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	fillChangelog(t, cl, changelog, []int32{0, 1, 2, 3}, 500, func(p int32) string { return fmt.Sprintf("key-%d", p) })
+	held := func(r *runningNode) []int32 { return slices.Sorted(slices.Values(r.node.Status().Partitions["in"])) }
+	copied := func(r *runningNode) (parts []int32, lag int64) {
+		for _, s := range r.node.Status().Standbys {
+			if s.Changelog == changelog {
+				parts = append(parts, s.Partition)
+				lag += s.Lag
+			}
+		}
+		slices.Sort(parts)
+		return parts, lag
+	}
+	// Each of two nodes holds two partitions and copies the other's two.
+	settled := func(x, y *runningNode) {
+		t.Helper()
+		await.Until(t, 20*time.Millisecond, func() bool {
+			xc, xlag := copied(x)
+			yc, ylag := copied(y)
+			return len(held(x)) == 2 && slices.Equal(xc, held(y)) && slices.Equal(yc, held(x)) && xlag == 0 && ylag == 0
+		}, func() string {
+			xc, xlag := copied(x)
+			yc, ylag := copied(y)
+			return fmt.Sprintf("x holds %v and copies %v (lag %d); y holds %v and copies %v (lag %d)", held(x), xc, xlag, held(y), yc, ylag)
+		})
+	}
+	a := startStatefulNode(t, brokers, p, "a", t.TempDir())
+	dir := t.TempDir()
+	bn := startStatefulNode(t, brokers, p, "b", dir)
+	settled(a, bn)
+	bn.stop(t)
+
+	db, err := state.Open(dir, state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var damaged []int32
+	for part := range int32(4) {
+		st := db.Store("rebuilt", "count", part)
+		if cp, err := st.Checkpoint(); err != nil || cp < 0 {
+			continue
+		}
+		if err := st.Restore(nil, -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Checkpoint(); err == nil {
+			t.Fatalf("partition %d: the damaged checkpoint decodes", part)
+		}
+		damaged = append(damaged, part)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(damaged) != 4 {
+		t.Fatalf("damaged the checkpoints of partitions %v, want all four (b held two and copied two)", damaged)
+	}
+
+	bn = startStatefulNode(t, brokers, p, "b", dir)
+	settled(a, bn)
+	standbys, _ := copied(bn)
+	var rebuiltCopies []int32
+	for _, r := range bn.node.Status().StateRebuilds {
+		if r.Changelog == changelog && r.Reason == "checkpoint_corrupt" && slices.Contains(standbys, r.Partition) {
+			rebuiltCopies = append(rebuiltCopies, r.Partition)
+		}
+	}
+	slices.Sort(rebuiltCopies)
+	if !slices.Equal(rebuiltCopies, standbys) {
+		t.Errorf("b keeps standby copies of %v and reports rebuilding %v of them (checkpoint_corrupt); its rebuilds: %+v",
+			standbys, rebuiltCopies, bn.node.Status().StateRebuilds)
+	}
+	srv := httptest.NewServer(bn.node.Metrics())
+	defer srv.Close()
+	if got := scrapeNode(t, srv.URL, "rebuilt", "b").value(t, "eddy_state_rebuilds_total", "reason", "checkpoint_corrupt"); got < 2 {
+		t.Errorf("b counts %v rebuilds for checkpoint_corrupt, want at least its two copies", got)
+	}
+	// The counts go on from the changelog's 1000.
+	var rs []*kgo.Record
+	for part := range int32(4) {
+		rs = append(rs, &kgo.Record{Topic: "in", Partition: part, Key: fmt.Appendf(nil, "key-%d", part), Value: []byte("x")})
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	await.Until(t, 50*time.Millisecond, func() bool {
+		last := map[string]string{}
+		for _, r := range consumeAll(t, b, "out", 0, 200*time.Millisecond) {
+			last[string(r.Key)] = string(r.Value)
+		}
+		for part := range 4 {
+			if last[fmt.Sprintf("key-%d", part)] != "1001" {
+				return false
+			}
+		}
+		return true
+	}, func() string { return "the counts did not go on from 1000" })
 }
