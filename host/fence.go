@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -45,6 +47,13 @@ import (
 // fencer is the node's fencing goroutine's state (exactly_once only).
 type fencer struct {
 	wake chan struct{} // runFencer's signal (buffer 1)
+	// requested counts the wakes; mu guards finished, the value of
+	// requested when the last finished look at the group began, and
+	// roundDone, closed when a look finishes (awaitFence).
+	requested atomic.Int64
+	mu        sync.Mutex
+	finished  int64
+	roundDone chan struct{}
 	// seen is the node ids found as members of the group since the node
 	// started; only runFencer uses it.
 	seen map[string]bool
@@ -55,6 +64,10 @@ type fencer struct {
 
 // fenceTimeout bounds one look at the group and the fencing it leads to.
 const fenceTimeout = 30 * time.Second
+
+// fenceWait bounds how long an assignment waits for the look at the group
+// that its sync started (awaitFence).
+const fenceWait = 5 * time.Second
 
 // memberNodeID is the node id of a group member whose client id is Eddy's
 // ("eddy-<node id>"), or "" for another client.
@@ -72,6 +85,7 @@ func (n *Node) wakeFencer() {
 	if n.fence.wake == nil {
 		return
 	}
+	n.fence.requested.Add(1)
 	select {
 	case n.fence.wake <- struct{}{}:
 	default:
@@ -103,11 +117,55 @@ func (n *Node) runFencer(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-n.fence.wake:
+			round := n.fence.requested.Load()
 			fctx, cancel := context.WithTimeout(ctx, fenceTimeout)
 			if err := n.fenceDeparted(fctx); err != nil && ctx.Err() == nil {
 				n.log.Warn("fencing departed nodes' transactions", "error", err)
 			}
 			cancel()
+			n.fence.mu.Lock()
+			n.fence.finished = round
+			if n.fence.roundDone != nil {
+				close(n.fence.roundDone)
+				n.fence.roundDone = nil
+			}
+			n.fence.mu.Unlock()
+		}
+	}
+}
+
+// awaitFence waits, at most fenceWait, until the fencing goroutine has
+// looked at the group since the last assignment's sync woke it. assigned
+// calls it before the client fetches the group's offsets of the new
+// partitions: a dead node's transaction that holds offsets of them makes
+// that fetch answer UNSTABLE_OFFSET_COMMIT, which franz-go retries only a
+// second later, so the fencing must come first.
+func (n *Node) awaitFence(ctx context.Context) {
+	if n.fence.wake == nil || n.fence.quit == nil {
+		return
+	}
+	want := n.fence.requested.Load()
+	t := time.NewTimer(fenceWait)
+	defer t.Stop()
+	for {
+		n.fence.mu.Lock()
+		if n.fence.finished >= want {
+			n.fence.mu.Unlock()
+			return
+		}
+		if n.fence.roundDone == nil {
+			n.fence.roundDone = make(chan struct{})
+		}
+		ch := n.fence.roundDone
+		n.fence.mu.Unlock()
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-n.fence.done: // the fencing goroutine stopped
+			return
 		}
 	}
 }
@@ -116,8 +174,12 @@ func (n *Node) runFencer(ctx context.Context) {
 // the nodes that left it with a transaction open (see the top of the
 // file).
 func (n *Node) fenceDeparted(ctx context.Context) error {
+	cl := n.clientLoaded.Load()
+	if cl == nil {
+		return nil // woken while the client was being made: the next assignment wakes it again
+	}
 	described := time.Now()
-	adm := kadm.NewClient(n.cl)
+	adm := kadm.NewClient(cl)
 	groups, err := adm.DescribeGroups(ctx, n.p.Name)
 	if err != nil {
 		return fmt.Errorf("describe group %s: %w", n.p.Name, err)

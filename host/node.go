@@ -217,6 +217,9 @@ type Node struct {
 	listings atomic.Uint64
 	// clientLoaded publishes cl to Stats, which may run on any goroutine.
 	clientLoaded atomic.Pointer[kgo.Client]
+	// clientReady is closed once Run has set cl: the client's group
+	// callbacks may come before (awaitClient).
+	clientReady chan struct{}
 
 	fatal     chan error // first fatal error, from any goroutine
 	fatalOnce sync.Once
@@ -303,6 +306,7 @@ func NewNode(ctx context.Context, p *Pipeline, cfg NodeConfig) (*Node, error) {
 	n.fence.wake = make(chan struct{}, 1)
 	n.restoreSlots = make(chan struct{}, restoreConcurrency)
 	n.regReady = make(chan struct{})
+	n.clientReady = make(chan struct{})
 	n.retired = make(chan retiredInst, 64)
 	n.stopped = make(chan struct{})
 	n.started = time.Now().UTC()
@@ -610,6 +614,10 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		<-tailDone
 	}()
 	if n.p.Delivery == ExactlyOnce {
+		// Before the client: its first assignment may wait for the
+		// fencing goroutine (awaitFence).
+		n.startFencer(ctx)
+		defer n.stopFencer()
 		n.sess, err = kgo.NewGroupTransactSession(n.clientOpts()...)
 		if err == nil {
 			n.cl = n.sess.Client()
@@ -621,11 +629,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	n.clientLoaded.Store(n.cl)
+	close(n.clientReady)
 	if n.db != nil {
 		n.startStandbys(ctx)
-	}
-	if n.p.Delivery == ExactlyOnce {
-		n.startFencer(ctx)
 	}
 	n.log.Info("node started", "delivery", n.p.Delivery, "topics", n.p.Source.Topics, "sink", n.p.Sink.Topic)
 	n.setStage("")
@@ -1199,7 +1205,10 @@ func (n *Node) makeTasks(keys []taskKey) (map[taskKey]*task, error) {
 // so that status and metrics never wait on them either. franz-go calls
 // assigned, revoked and lost one at a time, and starts fetching the new
 // partitions after assigned returns.
-func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
+func (n *Node) assigned(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	if !n.awaitClient(ctx) {
+		return
+	}
 	var now, later []taskKey
 	topics := map[taskKey][]string{}
 	n.mu.Lock()
@@ -1218,11 +1227,17 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 		}
 	}
 	for _, k := range later {
-		n.restoreInBackground(k, topics[k])
+		n.restoreInBackground(cl, k, topics[k])
 	}
 	n.mu.Unlock()
 	for _, k := range now {
 		n.stopStandby(k.part)
+	}
+	if len(topics) > 0 {
+		// Before the client fetches the new partitions' offsets: a
+		// departed node's open transaction that holds them is fenced
+		// first (fence.go).
+		n.awaitFence(ctx)
 	}
 	made, err := n.makeTasks(now)
 	if err != nil {
@@ -1242,6 +1257,18 @@ func (n *Node) assigned(ctx context.Context, _ *kgo.Client, parts map[string][]i
 	n.log.Info("partitions assigned", "partitions", parts, "restoring", len(later))
 }
 
+// awaitClient waits until Run has set n.cl, or ctx ends (false). The
+// client's group callbacks call it first: franz-go may join the group and
+// assign partitions before the constructor that made the client returns.
+func (n *Node) awaitClient(ctx context.Context) bool {
+	select {
+	case <-n.clientReady:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // publishTask makes t the task of its partition of topics. n.mu must be held.
 func (n *Node) publishTask(t *task, topics []string) {
 	n.mu.groups[t.key] = t
@@ -1258,6 +1285,9 @@ func (n *Node) publishTask(t *task, topics []string) {
 // the partitions move; under exactly_once the open transaction is aborted by
 // the session, so queued work is dropped.
 func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
+	if !n.awaitClient(ctx) {
+		return
+	}
 	if n.closing.Load() {
 		// Closing the client revokes everything; committing again here,
 		// with the client's context, would wait without bound for a broker
@@ -1285,7 +1315,10 @@ func (n *Node) revoked(ctx context.Context, cl *kgo.Client, parts map[string][]i
 	n.wakeStandbys() // a number it processed may be one it copies now
 }
 
-func (n *Node) lost(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+func (n *Node) lost(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
+	if !n.awaitClient(ctx) {
+		return
+	}
 	n.stopTasks(parts, false)
 	n.log.Warn("partitions lost", "partitions", parts)
 	n.wakeStandbys()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Background restores.
@@ -29,6 +31,9 @@ var restoreConcurrency = max(2, runtime.GOMAXPROCS(0))
 // pendingTask is a task being made in the background.
 type pendingTask struct {
 	topics []string // the task's assigned input topics
+	// cl is the client that paused the partitions: the one the group's
+	// callbacks are given, which may come before Run has set n.cl.
+	cl     *kgo.Client
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the goroutine is over
 }
@@ -52,13 +57,14 @@ func (n *Node) restoresInBackground(st int) bool {
 }
 
 // restoreInBackground starts making the task of k, whose partition of
-// topics is paused until it is published. n.mu must be held.
-func (n *Node) restoreInBackground(k taskKey, topics []string) {
+// topics is paused (through cl, the group callback's client) until it is
+// published. n.mu must be held.
+func (n *Node) restoreInBackground(cl *kgo.Client, k taskKey, topics []string) {
 	ctx, cancel := context.WithCancel(n.runCtx)
-	pt := &pendingTask{topics: topics, cancel: cancel, done: make(chan struct{})}
+	pt := &pendingTask{topics: topics, cl: cl, cancel: cancel, done: make(chan struct{})}
 	n.mu.restoring[k] = pt
 	for _, topic := range topics {
-		n.cl.PauseFetchPartitions(map[string][]int32{topic: {k.part}})
+		cl.PauseFetchPartitions(map[string][]int32{topic: {k.part}})
 	}
 	go func() {
 		defer close(pt.done)
@@ -118,7 +124,7 @@ func (n *Node) cancelRestores(parts map[string][]int32) []*pendingTask {
 			delete(n.mu.restoring, k)
 			pt.cancel()
 			for _, in := range pt.topics {
-				n.cl.ResumeFetchPartitions(map[string][]int32{in: {p}})
+				pt.cl.ResumeFetchPartitions(map[string][]int32{in: {p}})
 			}
 			out = append(out, pt)
 		}

@@ -537,6 +537,9 @@ func (n *Node) startSync(tasks []*task) {
 // read whole. It also tells the tasks' time synchronisation where each
 // input partition's consumption starts, and where it ends.
 func (n *Node) adjustOffsets(ctx context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	if !n.awaitClient(ctx) {
+		return offsets, ctx.Err()
+	}
 	var ins []syncInput
 	var topics []string
 	n.mu.Lock()
