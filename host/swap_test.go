@@ -38,21 +38,63 @@ func TestHotSwapUnderLoad(t *testing.T) {
 	p := pipeline(t, "swap", "go/upper.wasm", host.ExactlyOnce, "")
 	n1 := startNode(t, b, p, "one")
 	n2 := startNode(t, b, p, "two")
+	nodes := []*runningNode{n1, n2}
+	await.Until(t, 20*time.Millisecond, func() bool {
+		return len(n1.node.Status().Partitions["in"]) == 2 && len(n2.node.Status().Partitions["in"]) == 2
+	}, func() string {
+		return fmt.Sprintf("partitions: one %v, two %v", n1.node.Status().Partitions["in"], n2.node.Status().Partitions["in"])
+	})
 
-	const total = 20000
+	// Continuous load, rounds of 1000 records 150 ms apart, until both
+	// versions have served records for a while.
 	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var rounds int
 	wg.Add(1)
-	go func() { // continuous load: 20 rounds of 1000, 150 ms apart
+	go func() {
 		defer wg.Done()
-		for r := 0; r < total/1000; r++ {
-			produceN(t, b, "in", r*1000, (r+1)*1000)
+		for ; ; rounds++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			produceN(t, b, "in", rounds*1000, (rounds+1)*1000)
 			time.Sleep(150 * time.Millisecond)
 		}
 	}()
+	out := func() int64 { return n1.node.Stats().Out + n2.node.Stats().Out }
+	// servedBy waits until both nodes run version v of the step and have
+	// output records since.
+	servedBy := func(v int) {
+		t.Helper()
+		from := map[*runningNode]int64{}
+		await.Until(t, 20*time.Millisecond, func() bool {
+			for _, n := range nodes {
+				st := n.node.Status()
+				if len(st.Steps) == 0 || st.Steps[0].Version != v {
+					delete(from, n)
+					continue
+				}
+				if _, ok := from[n]; !ok {
+					from[n] = st.Stats.Out
+				}
+			}
+			for _, n := range nodes {
+				if f, ok := from[n]; !ok || n.node.Stats().Out < f+500 {
+					return false
+				}
+			}
+			return true
+		}, func() string {
+			return fmt.Sprintf("version %d has not served 500 records on each node (%d out in all)", v, out())
+		})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cModule := readModule(t, "c/upper.wasm")
-	time.Sleep(800 * time.Millisecond)
+	await.Until(t, 20*time.Millisecond, func() bool { return n1.node.Stats().Out > 0 && n2.node.Stats().Out > 0 },
+		func() string { return fmt.Sprintf("outputs: one %d, two %d", n1.node.Stats().Out, n2.node.Stats().Out) })
 	v2, err := n1.node.Deploy(ctx, host.Deployment{Step: "fn", Module: cModule, Note: "C port"})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +102,7 @@ func TestHotSwapUnderLoad(t *testing.T) {
 	if v2.Version != 2 || v2.Action != registry.ActionDeploy || v2.Digest != registry.Digest(cModule) {
 		t.Fatalf("deploy: %+v (version 1 is the pipeline file's module)", v2)
 	}
-	time.Sleep(1200 * time.Millisecond)
+	servedBy(2)
 	v3, err := n2.node.Rollback(ctx, "fn", 0, "back to Go")
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +110,10 @@ func TestHotSwapUnderLoad(t *testing.T) {
 	if v3.Version != 3 || v3.Target != 1 || v3.Digest != registry.Digest(readModule(t, "go/upper.wasm")) {
 		t.Fatalf("rollback: %+v", v3)
 	}
+	servedBy(3)
+	close(stop)
 	wg.Wait()
+	total := rounds * 1000
 
 	type rec struct {
 		value   string
