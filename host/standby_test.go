@@ -28,31 +28,10 @@ import (
 // when the first stops, the second takes its partitions over restoring a
 // tail, not the changelogs, and the counts go on.
 func TestStandbyCopies(t *testing.T) {
-	b := testkafka.Start(t, "in", "out", "dlq")
-	brokers := b.Brokers()
-	counter, _ := filepath.Abs("../testdata/go/counter.wasm")
-	p := loadPipeline(t, fmt.Sprintf(`name: standing
-source: {topics: [in]}
-steps:
-  - {name: count, kind: map, function: %s, state: true}
-sink: {topic: out}
-dead_letter: {topic: dlq}
-delivery: exactly_once
-commit_interval: 50ms
-standby_replicas: 1
-`, counter))
-	ctx := context.Background()
-	changelog := host.ChangelogTopic("standing", "count")
-	if err := host.CreateCompactedTopics(ctx, brokers, 4, changelog); err != nil {
-		t.Fatal(err)
-	}
 	const filler = 12_000
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	fillChangelog(t, cl, changelog, []int32{0, 1, 2, 3}, filler, func(p int32) string { return fmt.Sprintf("key-%d", p) })
+	b, p, _, cl := standingCounter(t, "standing", filler)
+	brokers := b.Brokers()
+	ctx := context.Background()
 	sent := [4]int{}
 	produce := func() {
 		t.Helper()
@@ -163,6 +142,38 @@ standby_replicas: 1
 	counted()
 }
 
+// standingCounter starts a broker with topics in, out and dlq and returns
+// a pipeline named name that counts per key (the counter guest, keyed
+// state) under exactly_once with standby_replicas: 1, its changelog (four
+// partitions, each filled with fillers records and key-<p> at 1000:
+// fillChangelog) and a client that writes to the partitions records name.
+func standingCounter(t *testing.T, name string, fillers int) (*testkafka.Broker, *host.Pipeline, string, *kgo.Client) {
+	t.Helper()
+	b := testkafka.Start(t, "in", "out", "dlq")
+	counter, _ := filepath.Abs("../testdata/go/counter.wasm")
+	p := loadPipeline(t, fmt.Sprintf(`name: %s
+source: {topics: [in]}
+steps:
+  - {name: count, kind: map, function: %s, state: true}
+sink: {topic: out}
+dead_letter: {topic: dlq}
+delivery: exactly_once
+commit_interval: 50ms
+standby_replicas: 1
+`, name, counter))
+	changelog := host.ChangelogTopic(name, "count")
+	if err := host.CreateCompactedTopics(context.Background(), b.Brokers(), 4, changelog); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Brokers()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	fillChangelog(t, cl, changelog, []int32{0, 1, 2, 3}, fillers, func(p int32) string { return fmt.Sprintf("key-%d", p) })
+	return b, p, changelog, cl
+}
+
 // fillChangelog writes, to each partition of changelog in parts, fillers
 // records (keys filler-NNNNNN, value 7) and then the key last gives it,
 // with the count 1000: state the counter guest goes on from once
@@ -189,30 +200,9 @@ func fillChangelog(t *testing.T, cl *kgo.Client, changelog string, parts []int32
 // in its status (state_rebuilds, checkpoint_corrupt) and metrics; the
 // counts go on.
 func TestStandbyCopyRebuilt(t *testing.T) {
-	b := testkafka.Start(t, "in", "out", "dlq")
+	b, p, changelog, cl := standingCounter(t, "rebuilt", 500)
 	brokers := b.Brokers()
-	counter, _ := filepath.Abs("../testdata/go/counter.wasm")
-	p := loadPipeline(t, fmt.Sprintf(`name: rebuilt
-source: {topics: [in]}
-steps:
-  - {name: count, kind: map, function: %s, state: true}
-sink: {topic: out}
-dead_letter: {topic: dlq}
-delivery: exactly_once
-commit_interval: 50ms
-standby_replicas: 1
-`, counter))
 	ctx := context.Background()
-	changelog := host.ChangelogTopic("rebuilt", "count")
-	if err := host.CreateCompactedTopics(ctx, brokers, 4, changelog); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	fillChangelog(t, cl, changelog, []int32{0, 1, 2, 3}, 500, func(p int32) string { return fmt.Sprintf("key-%d", p) })
 	held := func(r *runningNode) []int32 { return slices.Sorted(slices.Values(r.node.Status().Partitions["in"])) }
 	copied := func(r *runningNode) (parts []int32, lag int64) {
 		for _, s := range r.node.Status().Standbys {

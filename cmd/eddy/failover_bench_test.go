@@ -205,19 +205,20 @@ standby_replicas: %d
 	}()
 
 	// Ready: each node holds 4 partitions, restores nothing, and (with
-	// standbys) has caught up its copies of the other's 4, and has for 2 s
-	// with the same partitions (a warm-up that caught up moves partitions
-	// with a rebalance of its own).
+	// standbys) has caught up its copies of the other's 4, and keeps the same
+	// partitions (a warm-up that caught up moves partitions
+	// with a rebalance of its own): readyPolls readings in a row agree.
 	began = time.Now()
-	var readySince time.Time
-	var readyHeld string
+	const readyPolls = 100 // 20 ms apart (awaitFor)
+	readyRun, readyHeld := 0, ""
 	awaitFor(b, 30*time.Minute, func() (bool, string) {
 		ok, says, held := failoverReady(admins, in, changelog, standbys)
 		if !ok || held != readyHeld {
-			readySince, readyHeld = time.Now(), held
+			readyRun, readyHeld = 0, held
 			return false, says
 		}
-		return time.Since(readySince) >= 2*time.Second, says
+		readyRun++
+		return readyRun >= readyPolls, says
 	})
 	b.Logf("%s: nodes ready (restored, standbys caught up) %s after their start; broker RSS %d MB", name,
 		time.Since(began).Round(100*time.Millisecond), rss(brokerPid)/1e6)
