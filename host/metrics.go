@@ -87,8 +87,6 @@ type stepMetrics struct {
 
 func newMetrics(n *Node) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), steps: make([]stepMetrics, len(n.p.Steps))}
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg := prometheus.WrapRegistererWith(prometheus.Labels{"pipeline": n.p.Name, "node": n.cfg.NodeID}, m.reg)
 	calls := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "eddy_function_call_seconds",
 		Help: "Time a step took over one batch: the call into its function (map, filter, flat_map), with the host's windowing and state work for aggregate, join and key_by steps.",
@@ -119,8 +117,32 @@ func newMetrics(n *Node) *metrics {
 		Buckets: prometheus.ExponentialBuckets(10e-6, 4, 10), // 10µs to 2.6s
 	})
 	m.swapPause = pause
-	reg.MustRegister(calls, batches, commit, pause, nodeCollector{n})
+	node := prometheus.WrapCollectorWith(prometheus.Labels{"pipeline": n.p.Name, "node": n.cfg.NodeID},
+		collectorSet{calls, batches, commit, pause, nodeCollector{n}})
+	m.reg.MustRegister(collectorSet{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), node})
 	return m
+}
+
+// collectorSet is collectors registered as one. A Prometheus registry
+// gathers each registered collector in a goroutine of its own and yields
+// (runtime.Gosched) whenever it waits for one to begin, and on a node busy
+// with a restore, each yield queued a scrape behind the node's other
+// goroutines for tens of milliseconds. A single collector is gathered in
+// one goroutine, which goes through the set in order.
+type collectorSet []prometheus.Collector
+
+// Describe implements prometheus.Collector.
+func (cs collectorSet) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (cs collectorSet) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range cs {
+		c.Collect(ch)
+	}
 }
 
 // Metrics returns the handler of the node's Prometheus metrics, in the text

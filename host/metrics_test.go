@@ -204,6 +204,14 @@ batch_size: 100
 	if final.value(t, "eddy_restores_total") == 0 {
 		t.Error("no restore counted (the windowed stage's stores restore at start)")
 	}
+	// The Go runtime's and the process's metrics come with the node's,
+	// without its labels (host/metrics.go gathers them as one collector).
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
+		ms := final.series(t, name)
+		if len(ms) != 1 || len(ms[0].GetLabel()) != 0 || ms[0].GetGauge().GetValue() <= 0 {
+			t.Errorf("%s: %v, want one unlabelled positive gauge", name, ms)
+		}
+	}
 
 	// A mid-run scrape parses and counts no more than the final one.
 	if len(mid) == 0 {
