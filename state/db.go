@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -17,6 +20,11 @@ import (
 // it returns are not (one task owns each).
 type DB struct {
 	bdb *badger.DB
+	// stopGC stops the value log's garbage collection (collectGarbage);
+	// gcDone is closed when it has.
+	stopGC   chan struct{}
+	stopOnce sync.Once
+	gcDone   chan struct{}
 }
 
 // Options configure Open.
@@ -25,6 +33,8 @@ type Options struct {
 	InMemory bool
 	// Logger receives Badger's warnings and errors. Default: discarded.
 	Logger *slog.Logger
+	// tune changes Badger's options (tests).
+	tune func(badger.Options) badger.Options
 }
 
 // Open opens (or creates) the state database in dir.
@@ -38,23 +48,104 @@ func Open(dir string, opts Options) (*DB, error) {
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(2).
 		WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(valueLogFileSize)
+		WithValueLogFileSize(valueLogFileSize).
+		// Badger's default of 4 compactors is for 4 cores or more: on
+		// fewer, compactions during a restore kept the node's other
+		// goroutines (its admin API, other partitions) waiting for a CPU.
+		WithNumCompactors(min(4, max(2, runtime.GOMAXPROCS(0))))
 	if opts.InMemory {
+		// No value log: every value is in the tree (Badger refuses values
+		// over the threshold in memory).
 		bo = bo.WithDir("").WithValueDir("")
+	} else {
+		bo = bo.WithValueThreshold(valueThreshold)
+	}
+	if opts.tune != nil {
+		bo = opts.tune(bo)
 	}
 	bdb, err := badger.Open(bo)
 	if err != nil {
 		return nil, fmt.Errorf("state: open %s: %w", dir, err)
 	}
-	return &DB{bdb: bdb}, nil
+	db := &DB{bdb: bdb, stopGC: make(chan struct{}), gcDone: make(chan struct{})}
+	if opts.InMemory {
+		close(db.gcDone) // everything is in the LSM tree: no value log
+	} else {
+		go db.collectGarbage(gcInterval)
+	}
+	return db, nil
 }
 
 // valueLogFileSize is the size of Badger's value log files, which also
 // bounds a value.
 const valueLogFileSize = 64 << 20
 
+// valueThreshold is the size from which a value is kept in Badger's value
+// log, its key in the LSM tree with a pointer to it. Compactions then
+// rewrite keys and pointers, not the values: a restore of a gigabyte of
+// 1 KiB values cost a node about 70 s of CPU when the values were in the
+// LSM tree (Badger's default keeps every value under 1 MB there), most of
+// it compactions rewriting them level after level, which left its admin
+// API and its other partitions waiting for a CPU (BENCHMARKS.md, "Failover
+// with and without a standby"). Smaller values (counts, sums, small
+// records) stay in the tree, where a read needs no second lookup.
+// docs/design.md, "State on disk".
+const valueThreshold = 256
+
+// gcInterval is how often collectGarbage looks for value log files to
+// rewrite.
+const gcInterval = time.Minute
+
+// gcDiscardRatio is the share of a value log file's bytes that must be
+// garbage (overwritten or deleted values) before it is rewritten.
+const gcDiscardRatio = 0.5
+
+// collectGarbage rewrites, every interval, the value log files of which at
+// least gcDiscardRatio is garbage, until there is none, and returns when
+// Close stops it. Without it a value log only grows: a value written over
+// or deleted is dropped from the LSM tree by compactions, but its bytes in
+// the value log stay until their file is rewritten.
+func (db *DB) collectGarbage(interval time.Duration) {
+	defer close(db.gcDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stopGC:
+			return
+		case <-t.C:
+		}
+		db.CollectGarbage()
+	}
+}
+
+// CollectGarbage rewrites the value log files of which at least
+// gcDiscardRatio is garbage, one after another, and returns how many it
+// rewrote. The database does it by itself every minute; tests call it to
+// see it done.
+func (db *DB) CollectGarbage() int {
+	n := 0
+	for {
+		select {
+		case <-db.stopGC:
+			return n
+		default:
+		}
+		// ErrNoRewrite when no file has that much garbage, ErrRejected
+		// while another collection runs or the database closes.
+		if db.bdb.RunValueLogGC(gcDiscardRatio) != nil {
+			return n
+		}
+		n++
+	}
+}
+
 // Close closes the database. Pending changes of open stores are lost.
-func (db *DB) Close() error { return db.bdb.Close() }
+func (db *DB) Close() error {
+	db.stopOnce.Do(func() { close(db.stopGC) })
+	<-db.gcDone
+	return db.bdb.Close()
+}
 
 // Size returns the database's size on disk in bytes: its LSM tree (keys and
 // small values) and its value log, as Badger last measured them (at open,
