@@ -95,11 +95,22 @@ func BenchmarkFailover(b *testing.B) {
 		}
 		failoverSession = d
 	}
+	variants := []int{0, 1}
+	if s := os.Getenv("EDDY_FAILOVER_STANDBYS"); s != "" {
+		variants = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 0 || n > 1 {
+				b.Fatalf("EDDY_FAILOVER_STANDBYS=%q: want 0, 1 or 0,1", s)
+			}
+			variants = append(variants, n)
+		}
+	}
 	bin := buildEddy(b)
 	brokers, broker := brokerProcOn(b, exec.Command, bin, "127.0.0.1", freePort(b))
 	lowerMinSession(b, brokers)
 	for b.Loop() {
-		for _, standbys := range []int{0, 1} {
+		for _, standbys := range variants {
 			r := failover(b, bin, brokers, broker.Process.Pid, stateMB, standbys)
 			unit := func(u string) string { return fmt.Sprintf("%s-%dstandby", u, standbys) }
 			b.ReportMetric(r.toOutput.Seconds(), unit("s-to-output"))
@@ -108,8 +119,10 @@ func BenchmarkFailover(b *testing.B) {
 			b.ReportMetric(r.processed.Seconds(), unit("s-to-processed"))
 			b.ReportMetric((r.processed - r.detect).Seconds(), unit("s-detect-to-processed"))
 			b.ReportMetric(float64(r.restored), unit("records-restored"))
-			b.ReportMetric(float64(r.statusMax.Microseconds())/1e3, unit("ms-status-slowest"))
-			b.ReportMetric(float64(r.metricsMax.Microseconds())/1e3, unit("ms-metrics-slowest"))
+			b.ReportMetric(ms(r.status.max), unit("ms-status-slowest"))
+			b.ReportMetric(ms(r.metrics.max), unit("ms-metrics-slowest"))
+			b.ReportMetric(ms(r.status.p99), unit("ms-status-p99"))
+			b.ReportMetric(ms(r.metrics.p99), unit("ms-metrics-p99"))
 			b.ReportMetric(float64(r.restored)*float64(r.recordBytes)/1e6, unit("MB-restored"))
 		}
 	}
@@ -148,12 +161,37 @@ type failoverResult struct {
 	processed   time.Duration // from the kill until node 1's output is written (uncommitted)
 	restored    int64         // records node 1 restored meanwhile
 	recordBytes int           // the bytes of a state record (key and value)
-	// statusMax and metricsMax are node 1's slowest answers to status and
-	// metrics, asked probes times each from the kill until the output was
-	// back (probeAdmin).
-	statusMax, metricsMax time.Duration
-	probes                int
+	// status and metrics are node 1's answers to status and metrics,
+	// asked every 50 ms from the kill until the output was back
+	// (probeAdmin).
+	status, metrics latencies
+	// cpu is the CPU time the broker, node 1 and the benchmark's own
+	// process (its probes, producer and readers) used meanwhile.
+	cpu [3]time.Duration
 }
+
+// latencies sums up a series of answer times.
+type latencies struct {
+	n             int
+	p50, p99, max time.Duration
+}
+
+func summarize(ds []time.Duration) latencies {
+	if len(ds) == 0 {
+		return latencies{}
+	}
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	at := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+	return latencies{n: len(ds), p50: at(0.5), p99: at(0.99), max: ds[len(ds)-1]}
+}
+
+func (l latencies) String() string {
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+	return fmt.Sprintf("%d asks, median %s, p99 %s, slowest %s", l.n, r(l.p50), r(l.p99), r(l.max))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 
 // failover runs one variant: a pipeline with standbys standby replicas, its
 // state written to its changelog, two nodes, the kill of one.
@@ -189,26 +227,44 @@ standby_replicas: %d
 	cache := b.TempDir()
 	admins := [2]string{}
 	nodes := [2]*exec.Cmd{}
-	for i := range nodes {
-		admins[i] = "127.0.0.1:" + strconv.Itoa(freePort(b))
-		args := append(nodeArgs(cache, pipe, brokers[0], b.TempDir(), staticMember),
-			"--admin-addr", admins[i], "--session-timeout", failoverSession.String())
-		nodes[i] = startNode(b, exec.Command(bin, args...), os.Stderr)
-	}
 	defer func() {
 		for _, n := range nodes {
-			if n.ProcessState == nil {
+			if n != nil && n.ProcessState == nil {
 				n.Process.Signal(syscall.SIGTERM)
 				n.Wait()
 			}
 		}
 	}()
+	// Node 2, the one killed, starts first and restores every partition;
+	// node 1 joins once it has, and takes its 4 (after warming them up).
+	// Node 1 so never held node 2's partitions, and without a standby
+	// restores their whole state when it takes them over (two nodes
+	// started at once would give every partition to the first to join for
+	// a while: its Badger would then hold a stale copy of all).
+	began = time.Now()
+	for _, i := range []int{1, 0} {
+		admins[i] = "127.0.0.1:" + strconv.Itoa(freePort(b))
+		args := append(nodeArgs(cache, pipe, brokers[0], b.TempDir(), staticMember),
+			"--admin-addr", admins[i], "--session-timeout", failoverSession.String())
+		nodes[i] = startNode(b, exec.Command(bin, args...), os.Stderr)
+		if i == 0 {
+			break
+		}
+		awaitFor(b, 30*time.Minute, func() (bool, string) {
+			st, err := nodeStatus(admins[1])
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(st.Partitions[in]) == failoverParts && len(st.Restores) == 0,
+				fmt.Sprintf("node 2 holds %v, restoring %d stores", st.Partitions[in], len(st.Restores))
+		})
+		b.Logf("%s: node 2 alone restored the state in %s", name, time.Since(began).Round(100*time.Millisecond))
+	}
 
 	// Ready: each node holds 4 partitions, restores nothing, and (with
 	// standbys) has caught up its copies of the other's 4, and keeps the same
 	// partitions (a warm-up that caught up moves partitions
 	// with a rebalance of its own): readyPolls readings in a row agree.
-	began = time.Now()
 	const readyPolls = 100 // 20 ms apart (awaitFor)
 	readyRun, readyHeld := 0, ""
 	awaitFor(b, 30*time.Minute, func() (bool, string) {
@@ -317,8 +373,13 @@ standby_replicas: %d
 	stopProbe := make(chan struct{})
 	go func() {
 		defer close(probeDone)
-		r.statusMax, r.metricsMax, r.probes = probeAdmin(admins[0], stopProbe)
+		r.status, r.metrics = probeAdmin(admins[0], stopProbe)
 	}()
+	pids := [3]int{brokerPid, nodes[0].Process.Pid, os.Getpid()}
+	var cpu0 [3]time.Duration
+	for i, pid := range pids {
+		cpu0[i] = cpuTime(pid)
+	}
 	// Detection: node 1's status holds every partition.
 	awaitFor(b, 5*time.Minute, func() (bool, string) {
 		st, err := nodeStatus(admins[0])
@@ -355,6 +416,9 @@ standby_replicas: %d
 	})
 	close(stopProbe)
 	<-probeDone
+	for i, pid := range pids {
+		r.cpu[i] = cpuTime(pid) - cpu0[i]
+	}
 	for _, d := range back {
 		r.toOutput = max(r.toOutput, d)
 	}
@@ -364,8 +428,9 @@ standby_replicas: %d
 	r.restored = restoreRecords(b, admins[0]) - before
 	b.Logf("%s: SIGKILL of node 2 (partitions %v): held by node 1 after %s, processed again after %v (max %s), output (committed) again after %v (max %s); node 1 restored %d records; broker RSS %d MB",
 		name, victim, r.detect.Round(time.Millisecond), roundAll(processed), r.processed.Round(time.Millisecond), roundAll(back), r.toOutput.Round(time.Millisecond), r.restored, rss(brokerPid)/1e6)
-	b.Logf("%s: node 1's status and metrics, asked %d times each meanwhile, answered within %s and %s at the slowest",
-		name, r.probes, r.statusMax.Round(100*time.Microsecond), r.metricsMax.Round(100*time.Microsecond))
+	b.Logf("%s: node 1's answers meanwhile: status %s; metrics %s", name, r.status, r.metrics)
+	b.Logf("%s: CPU meanwhile: broker %s, node 1 %s, the benchmark %s", name,
+		r.cpu[0].Round(10*time.Millisecond), r.cpu[1].Round(10*time.Millisecond), r.cpu[2].Round(10*time.Millisecond))
 
 	// Correctness: once the trickle stops and the output is settled, each
 	// key's counts are 1001 up to 1000 plus its inputs, each once.
@@ -495,10 +560,10 @@ func failoverReady(admins [2]string, in, changelog string, standbys int) (ready 
 }
 
 // probeAdmin asks a node's status (/v1/status?local=true) and metrics
-// (/metrics) every 50 ms until stop, and returns the slowest answer of
-// each and how many times each was asked. A request that fails counts as
-// an answer that took until it failed.
-func probeAdmin(admin string, stop <-chan struct{}) (status, metrics time.Duration, probes int) {
+// (/metrics) every 50 ms until stop, and sums up how long the answers
+// took. A request that fails counts as an answer that took until it
+// failed.
+func probeAdmin(admin string, stop <-chan struct{}) (status, metrics latencies) {
 	get := func(path string) time.Duration {
 		began := time.Now()
 		resp, err := http.Get("http://" + admin + path)
@@ -510,16 +575,35 @@ func probeAdmin(admin string, stop <-chan struct{}) (status, metrics time.Durati
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var ss, ms []time.Duration
 	for {
 		select {
 		case <-stop:
-			return status, metrics, probes
+			return summarize(ss), summarize(ms)
 		case <-tick.C:
 		}
-		status = max(status, get("/v1/status?local=true"))
-		metrics = max(metrics, get("/metrics"))
-		probes++
+		ss = append(ss, get("/v1/status?local=true"))
+		ms = append(ms, get("/metrics"))
 	}
+}
+
+// cpuTime is the CPU time (user and system) a process has used so far, 0
+// if it cannot be read.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis: utime and stime
+	// are the 12th and 13th, in clock ticks (100 a second on Linux).
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
 }
 
 // nodeStatus is a node's own status (its admin API's /v1/status, local).
