@@ -57,8 +57,11 @@ var failoverSession = 3 * time.Second
 // state, EDDY_FAILOVER_STATE_MB MiB (default 128) of distinct keys with
 // 1 KiB random values, is written to the changelog before the nodes start
 // (the nodes restore it, and the standbys copy it); key-<p> holds the
-// count 1000 in partition p. Once each node holds 4 partitions, no restore
-// runs and every standby has caught up, a trickle of records (one per
+// count 1000 in partition p. Node 2 starts first and restores every
+// partition; node 1 joins once it has, so that it never held node 2's
+// partitions (without a standby it then restores their whole state). Once
+// each node holds 4 partitions, no restore runs and every standby has
+// caught up, a trickle of records (one per
 // partition every 20 ms, key key-<p>) runs through the pipeline; node 2
 // is killed; the benchmark times, for each partition it held, how long
 // until the output of an input produced after the kill arrives (read
@@ -69,10 +72,13 @@ var failoverSession = 3 * time.Second
 // the partitions), s-detect (until node 1's status shows the partitions:
 // the session timeout and the rebalance), s-detect-to-processed and
 // s-detect-to-output (what the takeover itself costs), the records and
-// MB node 1 restored (eddy_restore_records_total), ms-status-slowest and
-// ms-metrics-slowest (node 1's slowest answers to /v1/status and /metrics,
-// asked every 50 ms from the kill until the output is back, restore
-// included); and the broker's peak RSS (it holds the topics in memory).
+// MB node 1 restored (eddy_restore_records_total), ms-status-slowest,
+// ms-metrics-slowest and their p99 (node 1's answers to /v1/status and
+// /metrics, asked every 50 ms from the kill until the output is back,
+// restore included); and the broker's peak RSS (it holds the topics in
+// memory). The log adds the medians and the CPU time the broker, node 1
+// and the benchmark used from the kill until the output was back.
+// EDDY_FAILOVER_STANDBYS=0 (or 1) runs one variant only.
 //
 //	EDDY_FAILOVER_STATE_MB=2048 go test ./cmd/eddy -run XXX -bench BenchmarkFailover -benchtime 1x -timeout 60m
 //	EDDY_FAILOVER_SESSION=1s go test ./cmd/eddy -run XXX -bench BenchmarkFailover -benchtime 1x
