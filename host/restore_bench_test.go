@@ -177,7 +177,7 @@ delivery: exactly_once
 	b.Run("ceiling", func(b *testing.B) {
 		var total time.Duration
 		for b.Loop() {
-			bdb, err := badger.Open(badgerOptions(b.TempDir()))
+			bdb, err := badger.Open(state.BadgerOptions(b.TempDir()))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -200,13 +200,4 @@ delivery: exactly_once
 		}
 		report(b, total/time.Duration(b.N))
 	})
-}
-
-// badgerOptions are state.Open's Badger options (state/db.go), for the
-// ceiling of BenchmarkRestore: Badger's own write path under the settings
-// a node's store has.
-func badgerOptions(dir string) badger.Options {
-	return badger.DefaultOptions(dir).WithLogger(nil).WithSyncWrites(false).
-		WithMemTableSize(16 << 20).WithNumMemtables(2).WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(64 << 20)
 }

@@ -39,27 +39,15 @@ type Options struct {
 
 // Open opens (or creates) the state database in dir.
 func Open(dir string, opts Options) (*DB, error) {
-	bo := badger.DefaultOptions(dir).
-		WithInMemory(opts.InMemory).
-		WithLogger(badgerLogger{opts.Logger}).
-		// The changelog is the durable copy; the local one is a cache that
-		// restores from it, so writes need not be synced one by one.
-		WithSyncWrites(false).
-		WithMemTableSize(16 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(32 << 20).
-		WithValueLogFileSize(valueLogFileSize).
-		// Badger's default of 4 compactors is for 4 cores or more: on
-		// fewer, compactions during a restore kept the node's other
-		// goroutines (its admin API, other partitions) waiting for a CPU.
-		WithNumCompactors(min(4, max(2, runtime.GOMAXPROCS(0))))
+	var bo badger.Options
 	if opts.InMemory {
 		// No value log: every value is in the tree (Badger refuses values
-		// over the threshold in memory).
-		bo = bo.WithDir("").WithValueDir("")
+		// over the value threshold in memory).
+		bo = BadgerOptions("").WithInMemory(true).WithValueThreshold(badger.DefaultOptions("").ValueThreshold)
 	} else {
-		bo = bo.WithValueThreshold(valueThreshold)
+		bo = BadgerOptions(dir)
 	}
+	bo = bo.WithLogger(badgerLogger{opts.Logger})
 	if opts.tune != nil {
 		bo = opts.tune(bo)
 	}
@@ -74,6 +62,26 @@ func Open(dir string, opts Options) (*DB, error) {
 		go db.collectGarbage(gcInterval)
 	}
 	return db, nil
+}
+
+// BadgerOptions are the options Open gives Badger for a database in dir
+// (its logger aside). docs/design.md, "State on disk", says why they
+// depart from Badger's defaults.
+func BadgerOptions(dir string) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithLogger(nil).
+		// The changelog is the durable copy; the local one is a cache that
+		// restores from it, so writes need not be synced one by one.
+		WithSyncWrites(false).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(32 << 20).
+		WithValueLogFileSize(valueLogFileSize).
+		WithValueThreshold(valueThreshold).
+		// Badger's default of 4 compactors is for 4 cores or more: on
+		// fewer, compactions during a restore kept the node's other
+		// goroutines (its admin API, other partitions) waiting for a CPU.
+		WithNumCompactors(min(4, max(2, runtime.GOMAXPROCS(0))))
 }
 
 // valueLogFileSize is the size of Badger's value log files, which also
