@@ -15,6 +15,10 @@ import (
 // behind its owner's (Kafka Streams' acceptable.recovery.lag is 10000 too).
 const defaultWarmupLag = 10000
 
+// defaultMaxWarmups is the node's copartitioned.maxWarmups (Kafka
+// Streams' max.warmup.replicas is 2 too).
+const defaultMaxWarmups = 2
+
 // maxPartitionNumbers bounds the partition numbers the balancer assigns
 // (and the tables it sizes by them); partitions past it are not assigned.
 const maxPartitionNumbers = 1 << 16
@@ -52,6 +56,14 @@ type copartitioned struct {
 	// is warmed up first. Negative: no warm-ups, numbers move at once (as
 	// before standby replicas). Only the leader's value counts.
 	warmupLag int64
+	// maxWarmups caps the warm-ups of one assignment, over all members:
+	// a number past the cap stays with its owner, unwarmed, until a later
+	// assignment (the one that a caught-up warm-up asks for moves its
+	// number and frees its place). So a node that joins a group with much
+	// state reads at most this many numbers' changelogs at once besides
+	// its standbys, and the brokers serve at most this many catch-ups.
+	// 0: no cap. Only the leader's value counts.
+	maxWarmups int
 	// copies, if not nil, is called each time the member joins the group
 	// (JoinGroupMetadata) and returns its local copies of state: partition
 	// number → position (see memberData.Copies), of the numbers it owns
@@ -333,7 +345,7 @@ func (c copartitioned) assign(ms []*balanceMember, numbers int32) {
 	// preferably to the member under quota with the most caught-up copy
 	// within warmupLag. If the receiver's copy is further behind, the
 	// owner keeps the number for now and the receiver warms a copy up.
-	first := 0
+	first, warmups := 0, 0
 	for p := int32(0); p < numbers; p++ {
 		if taken[p] {
 			continue
@@ -360,7 +372,10 @@ func (c copartitioned) assign(ms []*balanceMember, numbers int32) {
 		r.intended++
 		if warm && r.data.TakesStandbys && behind(r) {
 			o.active = append(o.active, p)
-			r.standby[p], r.warmup[p] = true, true
+			if c.maxWarmups <= 0 || warmups < c.maxWarmups {
+				r.standby[p], r.warmup[p] = true, true
+				warmups++
+			}
 			continue
 		}
 		r.active = append(r.active, p)

@@ -292,12 +292,47 @@ func TestBalanceStandbys(t *testing.T) {
 		numbers, standbys, warmups string
 	}
 	for _, tc := range []struct {
-		name     string
-		standbys int
-		lag      int64
-		members  []simMember
-		want     map[string]want
+		name       string
+		standbys   int
+		lag        int64
+		maxWarmups int
+		members    []simMember
+		want       map[string]want
 	}{
+		{
+			// Quotas 2 1 1: m2 and m3 would warm 2 and 3 up; the cap of
+			// one leaves 3 with m1, unwarmed, and m3 with nothing yet.
+			name:       "warm-ups past the cap wait",
+			lag:        100,
+			maxWarmups: 1,
+			members: []simMember{
+				{id: "m1", owned: []int32{0, 1, 2, 3}, copies: all(big, 0, 1, 2, 3), takes: true},
+				{id: "m2", takes: true},
+				{id: "m3", takes: true},
+			},
+			want: map[string]want{
+				"m1": {numbers: "[0 1 2 3]"},
+				"m2": {standbys: "[2]", warmups: "[2]"},
+				"m3": {},
+			},
+		},
+		{
+			name:       "the cap leaves moves to caught-up copies alone",
+			lag:        100,
+			maxWarmups: 1,
+			members: []simMember{
+				{id: "m1", owned: []int32{0, 1, 2, 3}, copies: all(big, 0, 1, 2, 3), takes: true},
+				{id: "m2", copies: map[int32]int64{2: big}, takes: true},
+				{id: "m3", takes: true},
+			},
+			// 2 moves to m2's caught-up copy (revoked first), 3 is
+			// m3's one warm-up.
+			want: map[string]want{
+				"m1": {numbers: "[0 1 3]"},
+				"m2": {standbys: "[2]", warmups: "[2]"},
+				"m3": {standbys: "[3]", warmups: "[3]"},
+			},
+		},
 		{
 			name: "failover to the most caught-up copy",
 			lag:  100,
@@ -464,7 +499,7 @@ func TestBalanceStandbys(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := copartitioned{standbys: tc.standbys, warmupLag: tc.lag}
+			c := copartitioned{standbys: tc.standbys, warmupLag: tc.lag, maxWarmups: tc.maxWarmups}
 			got := balanceSim(t, c, tc.members, topics)
 			checkAssignment(t, tc.members, got, 4)
 			for id, w := range tc.want {
@@ -509,18 +544,24 @@ func TestBalanceConverges(t *testing.T) {
 		leave string
 	}
 	for _, tc := range []struct {
-		name     string
-		standbys int
-		events   []event
+		name       string
+		standbys   int
+		events     []event
+		maxWarmups int // and settleIn × 4 rounds to settle in
 	}{
-		{"grow and shrink", 1, []event{{0, "m1", ""}, {2, "m2", ""}, {4, "m3", ""}, {30, "", "m1"}, {33, "m4", ""}}},
-		{"no standbys", 0, []event{{0, "m1", ""}, {1, "m2", ""}, {2, "m3", ""}, {3, "m4", ""}, {40, "", "m2"}}},
-		{"two standbys, churn", 2, []event{{0, "m1", ""}, {0, "m2", ""}, {1, "m3", ""}, {3, "", "m1"}, {4, "m5", ""}, {5, "", "m3"}, {6, "m6", ""}}},
-		{"everyone leaves but one", 1, []event{{0, "m1", ""}, {0, "m2", ""}, {0, "m3", ""}, {20, "", "m1"}, {20, "", "m2"}}},
+		{"grow and shrink", 1, []event{{0, "m1", ""}, {2, "m2", ""}, {4, "m3", ""}, {30, "", "m1"}, {33, "m4", ""}}, 0},
+		{"no standbys", 0, []event{{0, "m1", ""}, {1, "m2", ""}, {2, "m3", ""}, {3, "m4", ""}, {40, "", "m2"}}, 0},
+		{"two standbys, churn", 2, []event{{0, "m1", ""}, {0, "m2", ""}, {1, "m3", ""}, {3, "", "m1"}, {4, "m5", ""}, {5, "", "m3"}, {6, "m6", ""}}, 0},
+		{"everyone leaves but one", 1, []event{{0, "m1", ""}, {0, "m2", ""}, {0, "m3", ""}, {20, "", "m1"}, {20, "", "m2"}}, 0},
+		{"grow and shrink, two warm-ups at a time", 1, []event{{0, "m1", ""}, {2, "m2", ""}, {4, "m3", ""}, {30, "", "m1"}, {33, "m4", ""}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			topics := map[string]int32{"in": numbers, "changes": numbers}
-			c := copartitioned{standbys: tc.standbys, warmupLag: lag}
+			c := copartitioned{standbys: tc.standbys, warmupLag: lag, maxWarmups: tc.maxWarmups}
+			settleIn := settleIn
+			if tc.maxWarmups > 0 {
+				settleIn *= 4
+			}
 			heads := make([]int64, numbers)
 			for p := range heads {
 				heads[p] = 50_000 // past the lag: a cold copy must warm up
@@ -563,6 +604,22 @@ func TestBalanceConverges(t *testing.T) {
 						if !ok {
 							t.Fatalf("round %d: %d left %s (at %d) for no caught-up copy: %v", round, p, m.id, m.copies[p], got)
 						}
+					}
+				}
+				// At most maxWarmups warm-ups of copies behind (a
+				// warm-up of a caught-up copy, while its owner revokes
+				// the number first, is not one the cap counts).
+				if tc.maxWarmups > 0 {
+					cold := 0
+					for id, r := range got {
+						for _, p := range r.sa.Warmups {
+							if heads[p]-members[id].copies[p] > lag {
+								cold++
+							}
+						}
+					}
+					if cold > tc.maxWarmups {
+						t.Fatalf("round %d: %d warm-ups of copies behind, the cap is %d: %v", round, cold, tc.maxWarmups, got)
 					}
 				}
 				// The nodes act on it.

@@ -466,7 +466,7 @@ func (n *Node) copyPositions() map[int32]int64 {
 // standby copies when the pipeline asks for them (balancer.go). A node
 // without state reports no copies and takes no standbys.
 func (n *Node) balancer() copartitioned {
-	b := copartitioned{adminURL: n.adminURL, standbys: n.p.StandbyReplicas, warmupLag: defaultWarmupLag}
+	b := copartitioned{adminURL: n.adminURL, standbys: n.p.StandbyReplicas, warmupLag: defaultWarmupLag, maxWarmups: defaultMaxWarmups}
 	if n.db != nil {
 		b.copies = n.copyPositions
 		b.onAssigned = n.assignStandbys
