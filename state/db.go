@@ -91,7 +91,7 @@ const valueLogFileSize = 64 << 20
 // valueThreshold is the size from which a value is kept in Badger's value
 // log, its key in the LSM tree with a pointer to it. Compactions then
 // rewrite keys and pointers, not the values: a restore of a gigabyte of
-// 1 KiB values cost a node about 70 s of CPU when the values were in the
+// 1 KiB values cost a node about 75 s of CPU when the values were in the
 // LSM tree (Badger's default keeps every value under 1 MB there), most of
 // it compactions rewriting them level after level, which left its admin
 // API and its other partitions waiting for a CPU (BENCHMARKS.md, "Failover
