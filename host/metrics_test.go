@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,10 +252,27 @@ func scrapeNode(t *testing.T, url, pipeline, node string) scrape {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %s", url, resp.Status)
 	}
+	return parseScrape(t, resp.Body, pipeline, node)
+}
+
+// scrapeHandler parses what a node's metrics handler (Node.Metrics)
+// answers, checking that every Eddy series is labelled with the pipeline
+// and node given.
+func scrapeHandler(t *testing.T, h http.Handler, pipeline, node string) scrape {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return parseScrape(t, rec.Body, pipeline, node)
+}
+
+// parseScrape parses a /metrics answer, checking that every Eddy series is
+// labelled with the pipeline and node given.
+func parseScrape(t *testing.T, body io.Reader, pipeline, node string) scrape {
+	t.Helper()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
+	fams, err := parser.TextToMetricFamilies(body)
 	if err != nil {
-		t.Fatalf("parse %s: %v", url, err)
+		t.Fatalf("parse the metrics: %v", err)
 	}
 	for name, f := range fams {
 		if !strings.HasPrefix(name, "eddy_") {

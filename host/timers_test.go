@@ -443,16 +443,8 @@ batch_size: 20
 	// Every record has reached the timed step (of the second stage, behind
 	// the repartition topic, which on a loaded machine can be far behind
 	// the first stage), so its firings so far are committed soon after.
-	quietIn := regexp.MustCompile(`(?m)^eddy_step_records_in_total\{[^}]*step="quiet"[^}]*\} (\d+)$`)
 	stepIn := func() int64 {
-		rec := httptest.NewRecorder()
-		n.node.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		m := quietIn.FindStringSubmatch(rec.Body.String())
-		if m == nil {
-			return 0
-		}
-		v, _ := strconv.ParseInt(m[1], 10, 64)
-		return v
+		return int64(scrapeHandler(t, n.node.Metrics(), "quiet-keyed", "n1").value(t, "eddy_step_records_in_total", "step", "quiet"))
 	}
 	await.Until(t, 50*time.Millisecond, func() bool { return stepIn() >= int64(len(recs)) },
 		func() string { return fmt.Sprintf("the timed step took %d of %d records", stepIn(), len(recs)) })

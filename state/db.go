@@ -59,7 +59,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.InMemory {
 		close(db.gcDone) // everything is in the LSM tree: no value log
 	} else {
-		go db.collectGarbage(gcInterval)
+		go db.collectGarbage()
 	}
 	return db, nil
 }
@@ -108,14 +108,14 @@ const gcInterval = time.Minute
 // garbage (overwritten or deleted values) before it is rewritten.
 const gcDiscardRatio = 0.5
 
-// collectGarbage rewrites, every interval, the value log files of which at
-// least gcDiscardRatio is garbage, until there is none, and returns when
+// collectGarbage rewrites, every gcInterval, the value log files of which
+// at least gcDiscardRatio is garbage, until there is none, and returns when
 // Close stops it. Without it a value log only grows: a value written over
 // or deleted is dropped from the LSM tree by compactions, but its bytes in
 // the value log stay until their file is rewritten.
-func (db *DB) collectGarbage(interval time.Duration) {
+func (db *DB) collectGarbage() {
 	defer close(db.gcDone)
-	t := time.NewTicker(interval)
+	t := time.NewTicker(gcInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -123,15 +123,13 @@ func (db *DB) collectGarbage(interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		db.CollectGarbage()
+		db.collect()
 	}
 }
 
-// CollectGarbage rewrites the value log files of which at least
-// gcDiscardRatio is garbage, one after another, and returns how many it
-// rewrote. The database does it by itself every minute; tests call it to
-// see it done.
-func (db *DB) CollectGarbage() int {
+// collect rewrites the value log files of which at least gcDiscardRatio
+// is garbage, one after another, and returns how many it rewrote.
+func (db *DB) collect() int {
 	n := 0
 	for {
 		select {

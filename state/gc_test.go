@@ -13,7 +13,7 @@ import (
 
 // TestValueLogGarbageCollected overwrites values kept in the value log
 // (over valueThreshold) until most of its files are garbage, and checks
-// that CollectGarbage rewrites them: the value log shrinks, and every key
+// that collect rewrites them: the value log shrinks, and every key
 // still reads its last value, also after a reopen.
 func TestValueLogGarbageCollected(t *testing.T) {
 	dir := t.TempDir()
@@ -53,7 +53,7 @@ func TestValueLogGarbageCollected(t *testing.T) {
 	if before < rounds*keys*1024 {
 		t.Fatalf("value log of %d bytes before the collection: the values are not in it", before)
 	}
-	if n := db.CollectGarbage(); n == 0 {
+	if n := db.collect(); n == 0 {
 		t.Fatal("no value log file rewritten, with three quarters of the values written over")
 	}
 	after := vlogBytes(t, dir)
