@@ -231,17 +231,39 @@ batch_size: 100
 	})
 	event("the group is stable without n2 %s after the cut (session timeout %s): %v", since(cut), session, moved)
 	// n1 and n3 commit output of n2's partitions meanwhile: the link stays
-	// down until the output has grown by a second's worth of windows on
-	// each, so that n2 comes back to a group that moved on.
-	await.Until(t, 200*time.Millisecond, func() bool {
-		ends := partitionEnds(adm, "out")
+	// down until they have committed a second's worth of windows on each,
+	// so that n2 comes back to a group that moved on. Committed, read as
+	// the check below reads it: the partitions' ends also grow by
+	// records of transactions that are still open or are aborted.
+	from := map[int32]kgo.Offset{}
+	for _, p := range n2parts {
+		from[p] = kgo.NewOffset().At(atCut[p])
+	}
+	watch, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"out": from}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOthers := map[int32]int{}
+	await.Until(t, 10*time.Millisecond, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		fs := watch.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.ProducerID != n2pid {
+				byOthers[r.Partition]++
+			}
+		})
 		for _, p := range n2parts {
-			if ends[p] < atCut[p]+16 {
+			if byOthers[p] < 16 {
 				return false
 			}
 		}
 		return true
-	}, func() string { return fmt.Sprintf("output ends %v, at the cut %v", partitionEnds(adm, "out"), atCut) })
+	}, func() string {
+		return fmt.Sprintf("results committed by n1 and n3 since the cut %v, by partition: %v", atCut, byOthers)
+	})
+	watch.Close()
 	// A dynamic member's link stays down past the transaction timeout,
 	// so that n2 comes back to find both its member id forgotten and its
 	// open transaction aborted by the broker (its producer epoch bumped),
