@@ -10,15 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// defaultWarmupLag is the node's copartitioned.warmupLag: a number moves
-// at once to a member whose copy is at most this many changelog records
-// behind its owner's (Kafka Streams' acceptable.recovery.lag is 10000 too).
-const defaultWarmupLag = 10000
-
-// defaultMaxWarmups is the node's copartitioned.maxWarmups (Kafka
-// Streams' max.warmup.replicas is 2 too).
-const defaultMaxWarmups = 2
-
 // maxPartitionNumbers bounds the partition numbers the balancer assigns
 // (and the tables it sizes by them); partitions past it are not assigned.
 const maxPartitionNumbers = 1 << 16
@@ -53,16 +44,18 @@ type copartitioned struct {
 	// warmupLag is how many records (changelog offsets, summed over a
 	// number's changelog partitions) a member's copy may be behind the
 	// owner's for the number to move to it at once; a copy further behind
-	// is warmed up first. Negative: no warm-ups, numbers move at once (as
-	// before standby replicas). Only the leader's value counts.
+	// is warmed up first (pipeline acceptable_recovery_lag). Negative: no
+	// warm-ups, numbers move at once (as before standby replicas). Only the
+	// leader's value counts.
 	warmupLag int64
 	// maxWarmups caps the warm-ups of one assignment, over all members:
 	// a number past the cap stays with its owner, unwarmed, until a later
 	// assignment (the one that a caught-up warm-up asks for moves its
 	// number and frees its place). So a node that joins a group with much
 	// state reads at most this many numbers' changelogs at once besides
-	// its standbys, and the brokers serve at most this many catch-ups.
-	// 0: no cap. Only the leader's value counts.
+	// its standbys, and the brokers serve at most this many catch-ups
+	// (pipeline max_warmup_replicas). 0: no cap. Only the leader's value
+	// counts.
 	maxWarmups int
 	// copies, if not nil, is called each time the member joins the group
 	// (JoinGroupMetadata) and returns its local copies of state: partition

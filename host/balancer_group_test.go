@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/eddy-streams/eddy/host/embedded"
+	"github.com/eddy-streams/eddy/pipeline"
 )
 
 // TestStandbysThroughTheBroker runs a group of three clients with the
@@ -50,7 +51,7 @@ func TestStandbysThroughTheBroker(t *testing.T) {
 		bal := copartitioned{
 			adminURL:  fmt.Sprintf("http://node%d", i),
 			standbys:  1,
-			warmupLag: defaultWarmupLag,
+			warmupLag: pipeline.DefaultAcceptableRecoveryLag,
 			copies:    func() map[int32]int64 { return nil },
 			onAssigned: func(a standbyAssignment, err error) {
 				if err != nil {

@@ -188,6 +188,32 @@ func (legacyBalance) Balance(b *kgo.ConsumerBalancer, topics map[string]int32) k
 // TestBalanceWithoutStandbysIsUnchanged balances random groups without
 // standbys and positions, old members and new mixed, and checks the
 // partitions are those of the balance before standby replicas.
+// TestNodeBalancerSettings checks that a node's balancer takes its
+// pipeline file's group settings, or Kafka Streams' defaults of them.
+func TestNodeBalancerSettings(t *testing.T) {
+	const file = "name: p\nsource: {topics: [in]}\nsteps:\n  - {name: up, kind: map, function: f.wasm}\nsink: {topic: out}\n"
+	for _, tc := range []struct {
+		lines    string
+		standbys int
+		lag      int64
+		warmups  int
+	}{
+		{"", 0, 10000, 2},
+		{"standby_replicas: 2\nacceptable_recovery_lag: 0\nmax_warmup_replicas: 7\n", 2, 0, 7},
+		{"acceptable_recovery_lag: 250000\n", 0, 250000, 2},
+	} {
+		p, err := ParsePipeline("p.yaml", []byte(file+tc.lines))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := (&Node{p: p}).balancer()
+		if b.standbys != tc.standbys || b.warmupLag != tc.lag || b.maxWarmups != tc.warmups {
+			t.Errorf("%q: balancer with %d standbys, warm-up lag %d, at most %d warm-ups; want %d, %d, %d",
+				tc.lines, b.standbys, b.warmupLag, b.maxWarmups, tc.standbys, tc.lag, tc.warmups)
+		}
+	}
+}
+
 func TestBalanceWithoutStandbysIsUnchanged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 300 {
@@ -206,7 +232,7 @@ func TestBalanceWithoutStandbysIsUnchanged(t *testing.T) {
 			}
 			members = append(members, sm)
 		}
-		got := balanceInto(t, copartitioned{warmupLag: defaultWarmupLag}, members, topics)
+		got := balanceInto(t, copartitioned{warmupLag: 10000}, members, topics)
 		lb, err := kgo.NewConsumerBalancer(legacyBalance{}, simJoin(t, members, topics))
 		if err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func (f *follower) lag() int64 {
 // moves here (KIP-441's probing rebalance): the member data the next join
 // sends carries the copy's new position.
 func (n *Node) probe(f *follower) {
-	if !f.warmup.Load() || f.probed.Load() || f.lag() > defaultWarmupLag || n.cl == nil {
+	if !f.warmup.Load() || f.probed.Load() || f.lag() > n.p.RecoveryLag() || n.cl == nil {
 		return
 	}
 	f.probed.Store(true)
@@ -466,7 +466,7 @@ func (n *Node) copyPositions() map[int32]int64 {
 // standby copies when the pipeline asks for them (balancer.go). A node
 // without state reports no copies and takes no standbys.
 func (n *Node) balancer() copartitioned {
-	b := copartitioned{adminURL: n.adminURL, standbys: n.p.StandbyReplicas, warmupLag: defaultWarmupLag, maxWarmups: defaultMaxWarmups}
+	b := copartitioned{adminURL: n.adminURL, standbys: n.p.StandbyReplicas, warmupLag: n.p.RecoveryLag(), maxWarmups: n.p.WarmupReplicas()}
 	if n.db != nil {
 		b.copies = n.copyPositions
 		b.onAssigned = n.assignStandbys

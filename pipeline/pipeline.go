@@ -144,6 +144,20 @@ type Pipeline struct {
 	// takes the partition over without restoring it (Kafka Streams'
 	// num.standby.replicas). Default 0, at most MaxStandbyReplicas.
 	StandbyReplicas int `yaml:"standby_replicas"`
+	// MaxWarmupReplicas caps the warm-up copies of one assignment, over
+	// the whole group: partitions that would move to a node whose copy of
+	// their state is behind past the cap stay with their owners until a
+	// warm-up has caught up (Kafka Streams' max.warmup.replicas). Absent
+	// or 0: DefaultMaxWarmupReplicas; at most MaxMaxWarmupReplicas. Read
+	// it through WarmupReplicas.
+	MaxWarmupReplicas int `yaml:"max_warmup_replicas"`
+	// AcceptableRecoveryLag is how many changelog records a node's copy of
+	// a partition's state may be behind its owner's for the partition to
+	// move to that node at once; a copy further behind is warmed up first
+	// (Kafka Streams' acceptable.recovery.lag). Absent:
+	// DefaultAcceptableRecoveryLag; 0: only a copy at its owner's position.
+	// Read it through RecoveryLag.
+	AcceptableRecoveryLag *int64 `yaml:"acceptable_recovery_lag"`
 
 	// Dir is the directory of the pipeline file: function paths are relative
 	// to it. Set by LoadPipeline.
@@ -662,6 +676,10 @@ const (
 	DefaultQueueSize      = 4
 	DefaultMemoryLimit    = 128 << 20
 	DefaultCallTimeout    = time.Second
+	// DefaultMaxWarmupReplicas and DefaultAcceptableRecoveryLag are Kafka
+	// Streams' defaults of max.warmup.replicas and acceptable.recovery.lag.
+	DefaultMaxWarmupReplicas     = 2
+	DefaultAcceptableRecoveryLag = 10000
 )
 
 // Ranges of the pipeline file (docs/pipeline.md has them in a table). Each
@@ -692,6 +710,11 @@ const (
 	// state: each one is a copy of that state on another node and a reader
 	// of its changelog.
 	MaxStandbyReplicas = 9
+	// MaxMaxWarmupReplicas is the largest max_warmup_replicas: each
+	// warm-up is a reader of a partition's changelogs.
+	MaxMaxWarmupReplicas = 10000
+	// MaxAcceptableRecoveryLag is the largest acceptable_recovery_lag.
+	MaxAcceptableRecoveryLag = 1 << 40
 	// MaxBatchSize is the most records per guest call.
 	MaxBatchSize = 100000
 	// MaxQueueSize is the most batches buffered per partition: each holds
@@ -957,6 +980,24 @@ func indexLines(n *yaml.Node, path string, lines map[string]int) {
 			indexLines(c, p, lines)
 		}
 	}
+}
+
+// WarmupReplicas is the pipeline's max_warmup_replicas, its default if
+// it has none.
+func (p *Pipeline) WarmupReplicas() int {
+	if p.MaxWarmupReplicas == 0 {
+		return DefaultMaxWarmupReplicas
+	}
+	return p.MaxWarmupReplicas
+}
+
+// RecoveryLag is the pipeline's acceptable_recovery_lag, its default if it
+// has none.
+func (p *Pipeline) RecoveryLag() int64 {
+	if p.AcceptableRecoveryLag == nil {
+		return DefaultAcceptableRecoveryLag
+	}
+	return *p.AcceptableRecoveryLag
 }
 
 func (p *Pipeline) setDefaults() {
@@ -1243,6 +1284,12 @@ func (p *Pipeline) validate() []*ValidationError {
 	}
 	if p.StandbyReplicas < 0 || p.StandbyReplicas > MaxStandbyReplicas {
 		bad("standby_replicas", "must be between 0 and %d, got %d", MaxStandbyReplicas, p.StandbyReplicas)
+	}
+	if p.MaxWarmupReplicas < 0 || p.MaxWarmupReplicas > MaxMaxWarmupReplicas {
+		bad("max_warmup_replicas", "must be between 1 and %d (0: the default, %d), got %d", MaxMaxWarmupReplicas, DefaultMaxWarmupReplicas, p.MaxWarmupReplicas)
+	}
+	if l := p.AcceptableRecoveryLag; l != nil && (*l < 0 || *l > MaxAcceptableRecoveryLag) {
+		bad("acceptable_recovery_lag", "must be between 0 and %d records, got %d", int64(MaxAcceptableRecoveryLag), *l)
 	}
 	l := p.Limits
 	if l.MemoryLimit < MinMemoryLimit || l.MemoryLimit > MaxMemoryLimit {

@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -56,6 +59,31 @@ func TestParsePipelineStandbyReplicas(t *testing.T) {
 	}
 }
 
+func TestParsePipelineWarmups(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lines    string
+		replicas int
+		lag      int64
+	}{
+		{"defaults", "", DefaultMaxWarmupReplicas, DefaultAcceptableRecoveryLag},
+		{"zero replicas is the default", "max_warmup_replicas: 0\n", DefaultMaxWarmupReplicas, DefaultAcceptableRecoveryLag},
+		{"set", "max_warmup_replicas: 5\nacceptable_recovery_lag: 250000\n", 5, 250000},
+		{"only caught-up copies", "acceptable_recovery_lag: 0\n", DefaultMaxWarmupReplicas, 0},
+		{"most", "max_warmup_replicas: 10000\nacceptable_recovery_lag: 1099511627776\n", MaxMaxWarmupReplicas, MaxAcceptableRecoveryLag},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParsePipeline("p.yaml", []byte(goodPipeline+tc.lines))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.WarmupReplicas() != tc.replicas || p.RecoveryLag() != tc.lag {
+				t.Fatalf("max_warmup_replicas %d, acceptable_recovery_lag %d; want %d, %d", p.WarmupReplicas(), p.RecoveryLag(), tc.replicas, tc.lag)
+			}
+		})
+	}
+}
+
 func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -73,6 +101,11 @@ func TestParsePipelineErrorsNameFieldAndLine(t *testing.T) {
 		{"bad duration", strings.Replace(goodPipeline, "delivery: exactly_once", "commit_interval: soon", 1), []string{`p.yaml:10: commit_interval: want a duration such as 100ms, 1s or 2m, got "soon"`}},
 		{"standby replicas out of range", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replicas: 10", 1), []string{"p.yaml:10: standby_replicas: must be between 0 and 9, got 10"}},
 		{"standby replicas negative", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replicas: -1", 1), []string{"p.yaml:10: standby_replicas: must be between 0 and 9, got -1"}},
+		{"warm-up replicas negative", strings.Replace(goodPipeline, "delivery: exactly_once", "max_warmup_replicas: -1", 1), []string{"p.yaml:10: max_warmup_replicas: must be between 1 and 10000 (0: the default, 2), got -1"}},
+		{"warm-up replicas too many", strings.Replace(goodPipeline, "delivery: exactly_once", "max_warmup_replicas: 10001", 1), []string{"p.yaml:10: max_warmup_replicas: must be between 1 and 10000 (0: the default, 2), got 10001"}},
+		{"recovery lag negative", strings.Replace(goodPipeline, "delivery: exactly_once", "acceptable_recovery_lag: -5", 1), []string{"p.yaml:10: acceptable_recovery_lag: must be between 0 and 1099511627776 records, got -5"}},
+		{"recovery lag too large", strings.Replace(goodPipeline, "delivery: exactly_once", "acceptable_recovery_lag: 1099511627777", 1), []string{"p.yaml:10: acceptable_recovery_lag: must be between 0 and 1099511627776 records, got 1099511627777"}},
+		{"recovery lag not a number", strings.Replace(goodPipeline, "delivery: exactly_once", "acceptable_recovery_lag: lots", 1), []string{`p.yaml:10: acceptable_recovery_lag: want a whole number, got "lots"`}},
 		{"standby replicas not a number", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replicas: two", 1), []string{`p.yaml:10: standby_replicas: want a whole number, got "two"`}},
 		{"standby replicas misspelt", strings.Replace(goodPipeline, "delivery: exactly_once", "standby_replica: 1", 1), []string{`p.yaml:10: standby_replica: unknown field; did you mean "standby_replicas"?`}},
 		{"sampling without rate", goodPipeline + "  overload: sample\n", []string{"p.yaml:11: limits.sample_rate: must be in (0, 1]"}},
@@ -529,6 +562,41 @@ func TestFormats(t *testing.T) {
 		cfg, err := agg.Windowing(format)
 		if got := fmt.Sprintf("%T", cfg.Time); err != nil || got != want {
 			t.Errorf("%s: time_field read by %s, %v; want %s", format, got, err, want)
+		}
+	}
+}
+
+// TestReferencePipeline parses docs/pipeline.md's file of every field: it
+// loads, its group settings are the defaults it says they are, and every
+// top-level field of a pipeline file is documented there, in that file or
+// in the table of limits.
+func TestReferencePipeline(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "pipeline.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	_, rest, ok := strings.Cut(text, "```yaml\n")
+	file, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/pipeline.md has no yaml block")
+	}
+	p, err := ParsePipeline("docs/pipeline.md", []byte(file))
+	if err != nil {
+		t.Fatalf("the reference file does not load: %v", err)
+	}
+	if p.StandbyReplicas != 0 || p.WarmupReplicas() != DefaultMaxWarmupReplicas || p.RecoveryLag() != DefaultAcceptableRecoveryLag {
+		t.Errorf("standby_replicas %d, max_warmup_replicas %d, acceptable_recovery_lag %d: not the defaults",
+			p.StandbyReplicas, p.WarmupReplicas(), p.RecoveryLag())
+	}
+	fields := reflect.TypeFor[Pipeline]()
+	for i := range fields.NumField() {
+		tag, _, _ := strings.Cut(fields.Field(i).Tag.Get("yaml"), ",")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if !strings.Contains(file, "\n"+tag+":") && !strings.Contains(text, "`"+tag+"`") && !strings.Contains(text, "`"+tag+".") {
+			t.Errorf("docs/pipeline.md does not document %s", tag)
 		}
 	}
 }
