@@ -21,8 +21,9 @@ import (
 	"github.com/eddy-streams/eddy/internal/await"
 )
 
-// serveAdmin serves a node's admin API on addr with a token.
-func serveAdmin(t *testing.T, n *host.Node, addr, token string) string {
+// serveAdmin serves a node's admin API on addr with a token until stop
+// (or the test's end).
+func serveAdmin(t *testing.T, n *host.Node, addr, token string) (url string, stop func()) {
 	t.Helper()
 	srv, err := admin.NewServer(n.Admin(), admin.Config{Addr: addr, Token: token})
 	if err != nil {
@@ -37,12 +38,13 @@ func serveAdmin(t *testing.T, n *host.Node, addr, token string) string {
 		defer close(done)
 		srv.Run(ctx)
 	}()
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		<-done
 	})
+	t.Cleanup(stop)
 	n.AdvertiseAdmin(srv.URL(), token)
-	return srv.URL()
+	return srv.URL(), stop
 }
 
 // TestStrangerInTheGroupGetsNoToken joins a pipeline's consumer group with a
@@ -68,10 +70,10 @@ commit_interval: 50ms
 `, counter))
 	const token = "tok-4f3c9a"
 	one := newStatefulNode(t, brokers, p, "one", t.TempDir())
-	oneURL := serveAdmin(t, one.node, "127.0.0.1:0", token)
+	oneURL, _ := serveAdmin(t, one.node, "127.0.0.1:0", token)
 	one.start(t)
 	two := newStatefulNode(t, brokers, p, "two", t.TempDir())
-	twoURL := serveAdmin(t, two.node, "0.0.0.0:0", token) // reads need authentication there
+	twoURL, _ := serveAdmin(t, two.node, "0.0.0.0:0", token) // reads need authentication there
 	two.start(t)
 	await.Until(t, 20*time.Millisecond, func() bool {
 		return len(one.node.Status().Partitions["in"]) > 0 && len(two.node.Status().Partitions["in"]) > 0

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/netip"
@@ -163,14 +164,21 @@ func (a nodeAdmin) State(ctx context.Context, q admin.StateQuery) (admin.StateRe
 	}
 	if q.Key != nil {
 		p := keyPartition(q.Key, n.parts)
-		if !n.owns(qs.stage, p) {
-			if q.Local {
-				return res, admin.Errorf(http.StatusMisdirectedRequest, "not_owner", "this node does not hold partition %d of %s", p, q.Store)
-			}
-			return n.forward(ctx, qs.stage, p, q)
+		if n.owns(qs.stage, p) {
+			res.Entries, err = n.readStore(ctx, qs, p, q)
+			return res, err
 		}
-		res.Entries, err = n.readStore(ctx, qs, p, q)
-		return res, err
+		if q.Stale {
+			if lag, ok := n.standbyCopy(qs.name, p); ok {
+				res.Entries, err = n.readStore(ctx, qs, p, q)
+				res.Standby, res.Lag = true, lag
+				return res, err
+			}
+		}
+		if q.Local {
+			return res, admin.Errorf(http.StatusMisdirectedRequest, "not_owner", "this node does not hold partition %d of %s", p, q.Store)
+		}
+		return n.forward(ctx, qs.stage, p, q)
 	}
 	for _, p := range n.ownedPartitions(qs.stage) {
 		es, err := n.readStore(ctx, qs, p, q)
@@ -350,29 +358,60 @@ func (n *Node) readStore(ctx context.Context, qs queryStore, p int32, q admin.St
 	return out, nil
 }
 
-// forward asks the node that owns partition p of the stage.
+// forward asks the node that owns partition p of the stage. For a stale
+// query that the owner does not answer, it asks the nodes that keep a
+// standby copy of p.
 func (n *Node) forward(ctx context.Context, stage int, p int32, q admin.StateQuery) (admin.StateResult, error) {
-	owner, err := n.ownerOf(ctx, stage, p)
+	members, err := n.groupMembers(ctx)
 	if err != nil {
 		return admin.StateResult{}, err
 	}
-	if why := n.peerAllowed(owner); why != "" {
-		return admin.StateResult{}, admin.Errorf(http.StatusBadGateway, admin.CodeUnavailable,
-			"partition %d is held by %s, which this node does not ask: %s", p, owner, why)
-	}
 	q.Local = true
-	pctx, cancel := context.WithTimeout(ctx, peerStateTimeout)
-	defer cancel()
-	res, err := n.peer(owner).State(pctx, q)
-	if err != nil {
-		return res, fmt.Errorf("forwarding to %s, the owner of partition %d: %w", owner, p, err)
+	owner, err := n.ownerOf(members, stage, p)
+	var res admin.StateResult
+	if err == nil {
+		if res, err = n.askPeer(ctx, owner, q); err == nil {
+			res.Owner = owner
+			return res, nil
+		}
+		err = fmt.Errorf("forwarding to %s, the owner of partition %d: %w", owner, p, err)
 	}
-	res.Owner = owner
-	return res, nil
+	if !q.Stale {
+		return res, err
+	}
+	for _, url := range slices.Sorted(maps.Keys(members)) {
+		if url == n.adminURL || !slices.Contains(members[url].copies, p) {
+			continue
+		}
+		if sres, serr := n.askPeer(ctx, url, q); serr == nil && sres.Standby {
+			sres.Owner = owner
+			return sres, nil
+		}
+	}
+	return res, err
 }
 
-// groupMembers describes the group: each member's admin URL and partitions.
-func (n *Node) groupMembers(ctx context.Context) (map[string]map[string][]int32, error) {
+// askPeer asks the node at url a query, within peerStateTimeout.
+func (n *Node) askPeer(ctx context.Context, url string, q admin.StateQuery) (admin.StateResult, error) {
+	if why := n.peerAllowed(url); why != "" {
+		return admin.StateResult{}, admin.Errorf(http.StatusBadGateway, admin.CodeUnavailable,
+			"this node does not ask %s: %s", url, why)
+	}
+	pctx, cancel := context.WithTimeout(ctx, peerStateTimeout)
+	defer cancel()
+	return n.peer(url).State(pctx, q)
+}
+
+// groupMember is a member of the group as its description shows it: its
+// partitions by topic, and the partition numbers it keeps a standby copy
+// of (its assignment's standbys, warm-ups among them).
+type groupMember struct {
+	parts  map[string][]int32
+	copies []int32
+}
+
+// groupMembers describes the group: its members by admin URL.
+func (n *Node) groupMembers(ctx context.Context) (map[string]groupMember, error) {
 	cl := n.clientLoaded.Load()
 	if cl == nil {
 		return nil, admin.Errorf(http.StatusServiceUnavailable, admin.CodeUnavailable, "the node has not joined its group yet")
@@ -387,7 +426,7 @@ func (n *Node) groupMembers(ctx context.Context) (map[string]map[string][]int32,
 	if !ok || g.Err != nil {
 		return nil, fmt.Errorf("describe group %s: %v", n.p.Name, g.Err)
 	}
-	out := map[string]map[string][]int32{}
+	out := map[string]groupMember{}
 	for _, m := range g.Members {
 		meta, ok := m.Join.AsConsumer()
 		if !ok {
@@ -401,25 +440,24 @@ func (n *Node) groupMembers(ctx context.Context) (map[string]map[string][]int32,
 		if !ok {
 			continue
 		}
-		parts := map[string][]int32{}
+		gm := groupMember{parts: map[string][]int32{}}
 		for _, t := range as.Topics {
-			parts[t.Topic] = t.Partitions
+			gm.parts[t.Topic] = t.Partitions
 		}
-		out[data.AdminURL] = parts
+		if sa, err := decodeStandbyAssignment(as.UserData); err == nil {
+			gm.copies = sa.Standbys
+		}
+		out[data.AdminURL] = gm
 	}
 	return out, nil
 }
 
-// ownerOf returns the admin URL of the member that holds partition p of
-// the stage.
-func (n *Node) ownerOf(ctx context.Context, stage int, p int32) (string, error) {
-	members, err := n.groupMembers(ctx)
-	if err != nil {
-		return "", err
-	}
-	for url, parts := range members {
+// ownerOf returns the admin URL of the member of members that holds
+// partition p of the stage.
+func (n *Node) ownerOf(members map[string]groupMember, stage int, p int32) (string, error) {
+	for url, m := range members {
 		for _, topic := range n.stages[stage].Inputs {
-			if slices.Contains(parts[topic], p) {
+			if slices.Contains(m.parts[topic], p) {
 				return url, nil
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -19,25 +20,135 @@ import (
 // startAdmin serves a node's admin API on a free loopback port.
 func startAdmin(t *testing.T, n *host.Node) string {
 	t.Helper()
-	srv, err := admin.NewServer(n.Admin(), admin.Config{Addr: "127.0.0.1:0", Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
+	url, _ := serveAdmin(t, n, "127.0.0.1:0", "tok")
+	return url
+}
+
+// TestStaleQueriesFromStandbys counts records per key with keyed state and
+// standby_replicas: 1 on three nodes. A stale query of a key is answered
+// by the asked node's standby copy when it keeps one (the count the
+// output shows, once the copy has caught up), and forwarded to the owner
+// by a node without one. When the owner does not answer (its admin API is
+// stopped: a node gone, not yet out of the group), a stale query goes to
+// the node with the copy, and a query that is not stale fails.
+func TestStaleQueriesFromStandbys(t *testing.T) {
+	b, p, _, _ := standingCounter(t, "stale", 0)
+	brokers := b.Brokers()
+	ids := []string{"one", "two", "three"}
+	nodes := map[string]*runningNode{}
+	urls, stops := map[string]string{}, map[string]func(){}
+	for _, id := range ids {
+		n := newStatefulNode(t, brokers, p, id, t.TempDir())
+		urls[id], stops[id] = serveAdmin(t, n.node, "127.0.0.1:0", "tok")
+		n.start(t)
+		nodes[id] = n
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := srv.Listen(ctx); err != nil {
-		t.Fatal(err)
+	// owners and holders of each partition, from the nodes' statuses.
+	roles := func() (owner, holder map[int32]string) {
+		owner, holder = map[int32]string{}, map[int32]string{}
+		for _, id := range ids {
+			st := nodes[id].node.Status()
+			for _, part := range st.Partitions["in"] {
+				owner[part] = id
+			}
+			for _, s := range st.Standbys {
+				if s.Position >= 0 && !s.Warmup {
+					holder[s.Partition] = id
+				}
+			}
+		}
+		return owner, holder
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	n.AdvertiseAdmin(srv.URL(), "tok")
-	return srv.URL()
+	var owner, holder map[int32]string
+	await.Until(t, 20*time.Millisecond, func() bool {
+		owner, holder = roles()
+		if len(owner) != 4 || len(holder) != 4 {
+			return false
+		}
+		for part, id := range owner {
+			if holder[part] == id {
+				return false
+			}
+		}
+		return len(nodes["one"].node.Status().Partitions["in"]) > 0 && len(nodes["two"].node.Status().Partitions["in"]) > 0 &&
+			len(nodes["three"].node.Status().Partitions["in"]) > 0
+	}, func() string { return fmt.Sprintf("owners %v, standby copies %v", owner, holder) })
+	t.Logf("owners %v, standby copies %v", owner, holder)
+
+	var recs []abi.Record
+	for i := range 600 {
+		recs = append(recs, abi.Record{Key: []byte(fmt.Sprintf("k%d", i%12)), Value: []byte("x")})
+	}
+	produceAll(t, brokers, "in", recs)
+	last := map[string]int{}
+	for _, r := range consumeAll(t, b, "out", 600, time.Second) {
+		c, _ := strconv.Atoi(string(r.Value))
+		last[string(r.Key)] = max(last[string(r.Key)], c)
+	}
+	ctx := context.Background()
+	client := func(id string) *admin.Client { return &admin.Client{BaseURL: urls[id], Token: "tok"} }
+	ask := func(id, key string, stale bool) (admin.StateResult, error) {
+		return client(id).State(ctx, admin.StateQuery{Pipeline: "stale", Store: "count", Key: []byte(key), Stale: stale})
+	}
+	partOf := map[string]int32{}
+	for k := range last {
+		res, err := ask("one", k, false)
+		if err != nil || len(res.Entries) != 1 {
+			t.Fatalf("key %s: %+v, %v", k, res, err)
+		}
+		partOf[k] = res.Entries[0].Partition
+	}
+	// The copy answers at its node; a third node forwards to the owner.
+	for _, k := range slices.Sorted(maps.Keys(last)) {
+		part := partOf[k]
+		h := holder[part]
+		var res admin.StateResult
+		await.Until(t, 20*time.Millisecond, func() bool {
+			var err error
+			res, err = ask(h, k, true)
+			return err == nil && len(res.Entries) == 1 && string(res.Entries[0].Value) == strconv.Itoa(last[k])
+		}, func() string {
+			return fmt.Sprintf("key %s from %s's copy of partition %d: %+v, want %d", k, h, part, res, last[k])
+		})
+		if !res.Standby || res.Node != urls[h] || res.Owner != "" || res.Lag < 0 {
+			t.Errorf("key %s from %s's copy: %+v, want its standby's answer", k, h, res)
+		}
+		for _, id := range ids {
+			if id == h || id == owner[part] {
+				continue
+			}
+			res, err := ask(id, k, true)
+			if err != nil || res.Standby || res.Owner != urls[owner[part]] || len(res.Entries) != 1 || string(res.Entries[0].Value) != strconv.Itoa(last[k]) {
+				t.Errorf("key %s asked of %s (no copy): %+v, %v; want the owner %s's answer", k, id, res, err, owner[part])
+			}
+		}
+	}
+	// The owner of a partition stops answering: a third node's stale
+	// query goes to the copy.
+	var k, gone, third string
+	for _, key := range slices.Sorted(maps.Keys(last)) {
+		part := partOf[key]
+		for _, id := range ids {
+			if id != owner[part] && id != holder[part] {
+				k, gone, third = key, owner[part], id
+			}
+		}
+		if k != "" {
+			break
+		}
+	}
+	stops[gone]()
+	res, err := ask(third, k, true)
+	if err != nil || !res.Standby || res.Node != urls[holder[partOf[k]]] || res.Owner != urls[gone] ||
+		len(res.Entries) != 1 || string(res.Entries[0].Value) != strconv.Itoa(last[k]) {
+		t.Errorf("key %s asked of %s with its owner %s not answering: %+v, %v; want %s's copy to answer %d", k, third, gone, res, err, holder[partOf[k]], last[k])
+	}
+	if res, err := ask(third, k, false); err == nil {
+		t.Errorf("key %s asked of %s, not stale, with its owner %s not answering: %+v, want an error", k, third, gone, res)
+	}
+	for _, n := range nodes {
+		n.stop(t)
+	}
 }
 
 // TestQueryableStateFromEitherNode counts records per key with keyed state

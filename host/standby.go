@@ -109,6 +109,36 @@ type followedStore struct {
 	end atomic.Int64 // the changelog's end as last seen (-1: not yet)
 }
 
+// standbyCopy reports whether the node keeps a standby copy of partition
+// part of the step store store that has caught up with its changelog once
+// (a copy still catching up for the first time is partial), and the copy's
+// lag: changelog records behind the end as last listed, or -1 when the
+// copy has not listed it yet. A stale state query reads such a copy.
+func (n *Node) standbyCopy(store string, part int32) (lag int64, ok bool) {
+	topic := ChangelogTopic(n.p.Name, store)
+	sb := &n.standbys
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	f := sb.running[part]
+	if f == nil {
+		return 0, false
+	}
+	for _, fs := range f.stores {
+		if fs.ts.topic != topic {
+			continue
+		}
+		pos, end := fs.pos.Load(), fs.end.Load()
+		switch {
+		case pos < 0:
+			return 0, false
+		case end < 0:
+			return -1, true
+		}
+		return max(end-pos, 0), true
+	}
+	return 0, false
+}
+
 // StandbyStatus is a standby copy of one store.
 type StandbyStatus struct {
 	Partition int32  `json:"partition"`

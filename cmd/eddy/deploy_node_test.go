@@ -139,7 +139,9 @@ delivery: exactly_once
 	}
 }
 
-// TestStateGet reads a stateful step's state through `eddy state get`.
+// TestStateGet reads a stateful step's state through `eddy state get`:
+// a key, a scan, a missing key, and --stale (TestStaleQueriesFromStandbys,
+// in host, has standby copies answer).
 func TestStateGet(t *testing.T) {
 	b := testkafka.StartPartitions(t, 2, "words", "counted", "words-dlq")
 	counter, _ := filepath.Abs(td("go/counter.wasm"))
@@ -172,5 +174,13 @@ delivery: exactly_once
 	}
 	if _, stderr, code = run(t, "", "state", "get", "--pipeline", "counted", "--store", "count", "nobody", "--admin", url); code != 1 || !strings.Contains(stderr, "no entry") {
 		t.Fatalf("missing key: exit %d %s", code, stderr)
+	}
+	// --stale: the one node owns every partition and answers as the owner.
+	out, stderr, code = run(t, "", "state", "get", "--pipeline", "counted", "--store", "count", "--stale", "alice", "--admin", url)
+	if code != 0 || !strings.Contains(out, `"value":2}`) || strings.Contains(stderr, "standby") {
+		t.Fatalf("state get --stale alice: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, stderr, code = run(t, "", "state", "get", "--pipeline", "counted", "--store", "count", "--stale", "--prefix", "a", "--admin", url); code == 0 || !strings.Contains(stderr, "--stale reads one KEY") {
+		t.Fatalf("state get --stale --prefix: exit %d %s", code, stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -807,5 +808,44 @@ func TestPages(t *testing.T) {
 	}
 	if _, err := NewServer(NewMemoryBackend(), Config{Pages: map[string]http.Handler{"/v1/x": page}}); err == nil {
 		t.Error("a page under /v1/ was accepted")
+	}
+}
+
+// stateEcho answers State with a fixed result and keeps the query it got.
+type stateEcho struct {
+	failing
+	got *StateQuery
+	res StateResult
+}
+
+func (s stateEcho) State(_ context.Context, q StateQuery) (StateResult, error) {
+	*s.got = q
+	return s.res, nil
+}
+
+// TestStateQueryRoundTrips sends state queries through a client and a
+// server: each field of the query reaches the backend as the client gave
+// it, and each field of the answer comes back.
+func TestStateQueryRoundTrips(t *testing.T) {
+	var got StateQuery
+	res := StateResult{Entries: []StateEntry{{Key: []byte("k"), Value: []byte(`{"n":1}`), Partition: 3}},
+		Node: "http://b:7070", Owner: "http://a:7070", Standby: true, Lag: 42}
+	_, c := start(t, stateEcho{failing: failing{errors.New("unused")}, got: &got, res: res}, Config{Token: testToken})
+	for _, q := range []StateQuery{
+		{Pipeline: "p", Store: "s", Key: []byte("user 42/x"), Stale: true},
+		{Pipeline: "p", Store: "s", Key: []byte{0, 0xff}, Local: true, Stale: true},
+		{Pipeline: "p", Store: "s", Prefix: []byte("a"), Limit: 7},
+		{Pipeline: "p", Store: "s", From: []byte("a"), To: []byte("m"), Local: true},
+	} {
+		r, err := c.State(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, q) {
+			t.Errorf("sent %+v, the backend got %+v", q, got)
+		}
+		if !reflect.DeepEqual(r, res) {
+			t.Errorf("answered %+v, the client read %+v", res, r)
+		}
 	}
 }

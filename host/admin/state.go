@@ -27,6 +27,13 @@ type StateQuery struct {
 	// a key it does not own nor asks the other nodes of the group to
 	// complete a scan. Nodes set it when they forward.
 	Local bool
+	// Stale lets a standby copy answer a key (Kafka Streams' stale
+	// stores): a node that keeps a copy of the key's partition answers
+	// from it, and when the partition's owner cannot answer (it is gone,
+	// or no node holds the partition during a rebalance) a node with a
+	// copy is asked instead. The answer then says so (Standby, Lag).
+	// Scans are answered by the owners alone.
+	Stale bool
 }
 
 // DefaultStateLimit is a scan's default limit.
@@ -51,6 +58,11 @@ type StateResult struct {
 	// scan); Missing names them.
 	Partial bool
 	Missing []string
+	// Standby is set when a standby copy answered (a Stale query): its
+	// entries are those of the owner's committed state Lag changelog
+	// records ago (Lag -1: the copy has not yet seen its changelog's end).
+	Standby bool
+	Lag     int64
 }
 
 // payload is a key or value on the wire: a UTF-8 string as a string, with
@@ -126,6 +138,8 @@ type stateBody struct {
 	Owner   string       `json:"owner,omitempty"`
 	Partial bool         `json:"partial,omitempty"`
 	Missing []string     `json:"missing,omitempty"`
+	Standby bool         `json:"standby,omitempty"`
+	Lag     int64        `json:"lag,omitempty"`
 }
 
 func (s *Server) state(w http.ResponseWriter, r *http.Request) {
@@ -160,13 +174,14 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 		q.Limit = n
 	}
 	q.Local = v.Get("local") == "true"
+	q.Stale = v.Get("stale") == "true"
 	res, err := s.b.State(r.Context(), q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.reply(w, r, http.StatusOK, stateBody{Entries: res.Entries, Node: res.Node, Owner: res.Owner, Partial: res.Partial,
-		Missing: res.Missing})
+		Missing: res.Missing, Standby: res.Standby, Lag: res.Lag})
 }
 
 // StatePath is the request path and query of q.
@@ -195,6 +210,9 @@ func StatePath(q StateQuery) string {
 	if q.Local {
 		v.Set("local", "true")
 	}
+	if q.Stale {
+		v.Set("stale", "true")
+	}
 	if len(v) > 0 {
 		p += "?" + v.Encode()
 	}
@@ -207,5 +225,6 @@ func (c *Client) State(ctx context.Context, q StateQuery) (StateResult, error) {
 	if err := c.do(ctx, http.MethodGet, StatePath(q), nil, "", &body); err != nil {
 		return StateResult{}, fmt.Errorf("%w", err)
 	}
-	return StateResult{Entries: body.Entries, Node: body.Node, Owner: body.Owner, Partial: body.Partial, Missing: body.Missing}, nil
+	return StateResult{Entries: body.Entries, Node: body.Node, Owner: body.Owner, Partial: body.Partial, Missing: body.Missing,
+		Standby: body.Standby, Lag: body.Lag}, nil
 }
